@@ -1,0 +1,170 @@
+# Build for block-layout pNFS over an iSCSI SAN.
+# One plain Makefile: each part (proto blkmap mds client tools) is a static library built from
+# every .c in its folder except its *_main.c program entries; objects go under $(BUILD).
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+SAN     ?=
+
+PKGS := libiscsi libtirpc lmdb cunit devmapper
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Werror -Wno-format-truncation
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) \
+             -MMD -MP $(SAN_FLAGS)
+# rpcgen's output is not ours to restyle: same standard, warnings it is known to trigger relaxed.
+GEN_CFLAGS = -std=c11 -Wall -Werror -Wno-unused-variable -Wno-unused-but-set-variable \
+             $(CFLAGS) -D_GNU_SOURCE -I. -I$(BUILD)/gen $(PKG_CFLAGS) -MMD -MP $(SAN_FLAGS)
+LDLIBS  = $(PKG_LIBS) -lpthread -lm
+
+ifeq ($(SAN),1)
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+endif
+
+PARTS := proto blkmap mds client tools
+# Program entries: <folder>/<name>_main.c -> $(BUILD)/bin/<program>
+PROG_blkmap       := blkmap/blkmap_main.c
+PROG_pnfs-mds     := mds/mds_main.c
+PROG_pnfs         := client/pnfs_main.c
+PROG_pnfs-extents := tools/extents_main.c
+PROG_pnfs-admin   := tools/admin_main.c
+PROGRAMS := $(foreach p,blkmap pnfs-mds pnfs pnfs-extents pnfs-admin,$(if $(wildcard $(PROG_$(p))),$(p)))
+SCRIPTS  := san-lab
+
+# XDR: every proto/*.x compiles with rpcgen into $(BUILD)/gen/<name>.h and <name>_xdr.c
+XDR_SRCS := $(wildcard proto/*.x)
+XDR_HDRS := $(patsubst proto/%.x,$(BUILD)/gen/%.h,$(XDR_SRCS))
+XDR_CSRC := $(patsubst proto/%.x,$(BUILD)/gen/%_xdr.c,$(XDR_SRCS))
+XDR_OBJS := $(XDR_CSRC:.c=.o)
+
+lib_srcs = $(filter-out %_main.c,$(wildcard $(1)/*.c))
+lib_objs = $(patsubst %.c,$(BUILD)/%.o,$(call lib_srcs,$(1)))
+LIB_proto  := $(BUILD)/lib/libproto.a
+LIB_blkmap := $(BUILD)/lib/libblkmap.a
+LIB_mds    := $(BUILD)/lib/libmds.a
+LIB_client := $(BUILD)/lib/libpnfs.a
+LIB_tools  := $(BUILD)/lib/libtools.a
+# Link order: a part before the parts it uses.
+LINK_proto  := $(LIB_proto)
+LINK_blkmap := $(LIB_blkmap) $(LINK_proto)
+LINK_mds    := $(LIB_mds) $(LINK_blkmap)
+LINK_client := $(LIB_client) $(LINK_blkmap)
+LINK_tools  := $(LIB_tools) $(LIB_client) $(LIB_mds) $(LINK_blkmap)
+LINK_all    := $(LIB_tools) $(LIB_client) $(LIB_mds) $(LINK_blkmap)
+
+# Tests: every tests/<part>/*.c goes into one CUnit runner; fuzz targets and benchmarks are apart.
+TEST_SRCS  := tests/harness.c tests/lab.c $(wildcard $(addprefix tests/,$(addsuffix /*.c,$(PARTS) integration)))
+TEST_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
+TEST_RUNNER := $(BUILD)/bin/pnfs-tests
+BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bin/bench-%,$(BENCH_SRCS))
+FUZZ_SRCS  := $(wildcard tests/fuzz/*.c)
+
+.PHONY: all deps test test-only asan bench demo install clean fuzz check-deps
+.DEFAULT_GOAL := all
+
+all: check-deps $(addprefix $(BUILD)/bin/,$(PROGRAMS) $(SCRIPTS)) $(TEST_RUNNER) $(BENCH_BINS)
+
+check-deps:
+	@pkg-config --exists $(PKGS) 2>/dev/null || { \
+	  echo "missing build dependencies (pkg-config: $(PKGS)); run 'make deps' first" >&2; exit 1; }
+
+deps:
+	@tools/install-deps
+
+# make test / make demo install what is missing first, then build in a fresh make so that
+# pkg-config sees the newly installed packages.
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory test-only
+
+test-only:
+	@PNFS_BIN=$(CURDIR)/$(BUILD)/bin PNFS_TOP=$(CURDIR) $(TEST_RUNNER) $(TESTS)
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(MAKE) --no-print-directory BUILD=build/asan SAN=1 test-only
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@PNFS_BIN=$(CURDIR)/$(BUILD)/bin PNFS_TOP=$(CURDIR) tests/bench/run $(BENCH)
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@PNFS_BIN=$(CURDIR)/$(BUILD)/bin PNFS_TOP=$(CURDIR) tools/demo
+
+# libFuzzer targets need clang; they get their own object tree.
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
+	  SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer" fuzz-bins
+
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/bin/fuzz-%,$(FUZZ_SRCS))
+fuzz-bins: $(FUZZ_BINS)
+$(BUILD)/bin/fuzz-%: $(BUILD)/tests/fuzz/%.o $(LINK_all)
+	@mkdir -p $(dir $@)
+	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
+
+# --- objects -------------------------------------------------------------------------------
+$(BUILD)/gen/%.h: proto/%.x
+	@mkdir -p $(dir $@)
+	rpcgen -h -o $@.tmp $< && mv $@.tmp $@
+
+$(BUILD)/gen/%_xdr.c: proto/%.x $(BUILD)/gen/%.h
+	@mkdir -p $(dir $@)
+	cd $(BUILD)/gen && rpcgen -c -o $*_xdr.c.tmp $(CURDIR)/$< && \
+	  sed -e 's|#include "$(CURDIR)/proto/$*.h"|#include "$*.h"|' $*_xdr.c.tmp > $*_xdr.c && rm -f $*_xdr.c.tmp
+
+$(BUILD)/gen/%_xdr.o: $(BUILD)/gen/%_xdr.c
+	$(CC) $(GEN_CFLAGS) -c -o $@ $<
+
+# Every object may include a generated XDR header: generate them first.
+$(BUILD)/%.o: %.c | $(XDR_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB_proto): $(call lib_objs,proto) $(XDR_OBJS)
+$(LIB_blkmap): $(call lib_objs,blkmap)
+$(LIB_mds): $(call lib_objs,mds)
+$(LIB_client): $(call lib_objs,client)
+$(LIB_tools): $(call lib_objs,tools)
+$(BUILD)/lib/%.a:
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/bin/blkmap: $(BUILD)/blkmap/blkmap_main.o $(LINK_blkmap)
+$(BUILD)/bin/pnfs-mds: $(BUILD)/mds/mds_main.o $(LINK_mds)
+$(BUILD)/bin/pnfs: $(BUILD)/client/pnfs_main.o $(LINK_client)
+$(BUILD)/bin/pnfs-extents: $(BUILD)/tools/extents_main.o $(LINK_tools)
+$(BUILD)/bin/pnfs-admin: $(BUILD)/tools/admin_main.o $(LINK_tools)
+$(addprefix $(BUILD)/bin/,$(PROGRAMS)):
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bin/san-lab: tools/san-lab
+	@mkdir -p $(dir $@)
+	cp $< $@ && chmod 755 $@
+
+$(TEST_RUNNER): $(TEST_OBJS) $(LINK_all)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $(TEST_OBJS) $(LINK_all) $(LDLIBS)
+
+$(BUILD)/bin/bench-%: $(BUILD)/tests/bench/%.o $(LINK_all)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
+
+# --- install -------------------------------------------------------------------------------
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 755 $(addprefix $(BUILD)/bin/,$(PROGRAMS) $(SCRIPTS)) $(DESTDIR)$(PREFIX)/bin/
+	for m in $(wildcard docs/man/*.1); do install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done
+	for m in $(wildcard docs/man/*.8); do install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man8/; done
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

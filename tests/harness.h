@@ -1,0 +1,74 @@
+/* Test harness: CUnit suites that register themselves, one runner for every part.
+ * A suite is declared with TEST_SUITE() in any tests/<part>/ source file; the linker gathers the
+ * declarations into one section, so adding a test file never means editing a central list. */
+#ifndef TESTS_HARNESS_H
+#define TESTS_HARNESS_H
+
+#include <CUnit/CUnit.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+};
+
+struct test_suite {
+	const char *name;
+	int (*init)(void);     /* may be NULL; non-zero fails the whole suite */
+	int (*cleanup)(void);  /* may be NULL */
+	const struct test_case *cases; /* terminated by { NULL, NULL } */
+};
+
+#define TEST_SUITE_SECTION "pnfs_test_suites"
+
+/* TEST_SUITE(ident, "name", init, cleanup, { "case", fn }, ...) */
+#define TEST_SUITE(ident, sname, sinit, sclean, ...)                                   \
+	static const struct test_case ident##_cases[] = { __VA_ARGS__, { NULL, NULL } }; \
+	static const struct test_suite ident##_suite = { sname, sinit, sclean,           \
+							 ident##_cases };                 \
+	static const struct test_suite *const ident##_ptr                                \
+		__attribute__((used, section(TEST_SUITE_SECTION), aligned(sizeof(void *)))) = \
+			&ident##_suite
+
+/* Skip the current test with a one-line reason (counted and printed by the runner). */
+void test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Whether test_skip() was called in the running test (for early return helpers). */
+int test_skipped(void);
+#define TEST_SKIP_IF(cond, ...)          \
+	do {                             \
+		if (cond) {              \
+			test_skip(__VA_ARGS__); \
+			return;          \
+		}                        \
+	} while (0)
+
+/* Paths: the build's bin directory and the source top, from PNFS_BIN / PNFS_TOP. */
+const char *test_bin_dir(void);
+const char *test_top_dir(void);
+/* A program in the build's bin directory; returns a static buffer. */
+const char *test_bin(const char *prog);
+
+/* A fresh temporary directory under $TMPDIR, removed by the runner at exit unless
+ * PNFS_KEEP_TMP is set. Returns a string owned by the harness. */
+const char *test_tmpdir(const char *tag);
+
+/* A TCP port on 127.0.0.1 that was free a moment ago (bound, then released). */
+int test_free_port(void);
+
+/* Fill a buffer with a reproducible pseudo-random pattern from a seed. */
+void test_fill_random(void *buf, size_t len, uint64_t seed);
+
+/* Run a shell command line; returns its exit status (or -1) and, when out is not NULL,
+ * its standard output (caller frees). stderr passes through. */
+int test_run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Register a cleanup to run at exit and on SIGINT/SIGTERM/SIGHUP, once. Returns a handle
+ * for test_cleanup_cancel(). The callback must be async-signal tolerant enough to fork/exec. */
+int test_cleanup_push(void (*fn)(void *), void *arg);
+void test_cleanup_cancel(int handle);
+
+/* Whether the runner is root (network namespaces, loop devices). */
+int test_is_root(void);
+
+#endif
