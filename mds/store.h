@@ -354,9 +354,9 @@ int mds_ext_map(struct mds_txn *t, uint64_t fileid, uint64_t off, uint64_t len,
 		struct mds_extent *out, size_t max, size_t *n, uint64_t *end_off);
 
 /* Allocate every hole of [off, off+len) (rounded out to the block size) as INVALID extents:
- * contiguous with the file's previous extent where free space allows, otherwise aligned so that
- * volume offsets agree with file offsets modulo the stripe unit, best fit, in several pieces when
- * fragmented. All or nothing: -ENOSPC (nothing allocated) when the volume cannot hold it.
+ * contiguous with the file's previous extent where free space allows; otherwise best fit, holes of
+ * a stripe unit or more placed so that volume offsets agree with file offsets modulo the stripe
+ * unit (smaller ones packed); in several pieces when fragmented. All or nothing: -ENOSPC (nothing allocated) when the volume cannot hold it.
  * *allocated (may be NULL) gets the bytes newly allocated. */
 int mds_ext_alloc(struct mds_txn *t, uint64_t fileid, uint64_t off, uint64_t len,
 		  uint64_t *allocated);

@@ -298,8 +298,12 @@ int st_space_alloc(struct mds_txn *t, uint64_t len, uint64_t pref, uint64_t phas
 		}
 	}
 	while (remaining) {
-		rc = find_fit(t, remaining, pref, phase, &foff, &flen, &s);
-		if (rc == 1 && pref != bs)
+		/* Requests of a stripe unit or more keep the stripe phase (volume offset congruent to
+		 * the file offset) so whole-unit I/O maps to whole units; smaller ones are packed. */
+		rc = 1;
+		if (pref != bs && remaining >= pref)
+			rc = find_fit(t, remaining, pref, phase, &foff, &flen, &s);
+		if (rc == 1)
 			rc = find_fit(t, remaining, bs, 0, &foff, &flen, &s);
 		if (rc < 0)
 			return rc;
