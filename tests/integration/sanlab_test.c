@@ -187,8 +187,36 @@ static void test_shaped_hosts(void)
 	free(out);
 }
 
+/* A lab tied to a process goes down by itself when that process dies (a crashed test runner). */
+static void test_watch_pid_teardown(void)
+{
+	const char *dir = test_tmpdir("lab-watch");
+	int port = test_free_port(), watched, pid = -1;
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(test_run(&out, "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!"), 0);
+	watched = atoi(out);
+	free(out);
+	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "'%s' up --luns 1 --size 8M --dir '%s' --port %d --watch-pid %d "
+					     ">/dev/null 2>&1", test_bin("san-lab"), dir, port, watched), 0);
+	if (test_run(&out, "sed -n 's/^LAB_PID=//p' '%s/lab.env'", dir) == 0 && out)
+		pid = atoi(out);
+	free(out);
+	CU_ASSERT_FATAL(pid > 0 && pid_alive(pid));
+	kill(watched, SIGKILL);
+	char state[400];
+	snprintf(state, sizeof(state), "%s/lab.env", dir);
+	for (int i = 0; i < 100 && (pid_alive(pid) || access(state, F_OK) == 0); i++)
+		usleep(100000);
+	CU_ASSERT(!pid_alive(pid));
+	CU_ASSERT_NOT_EQUAL(access(state, F_OK), 0);
+	/* Belt and braces if the watcher failed: never leave it running. */
+	test_run(NULL, "'%s' down --dir '%s' >/dev/null 2>&1", test_bin("san-lab"), dir);
+}
+
 TEST_SUITE(sanlab, "integration/san-lab", NULL, NULL,
 	   { "two_labs_and_iscsi_ls", test_two_labs_and_iscsi_ls },
 	   { "used_port_and_idempotent_up", test_used_port_and_idempotent_up },
 	   { "down_leaves_foreign_tgtd", test_down_leaves_foreign_tgtd },
+	   { "watch_pid_teardown", test_watch_pid_teardown },
 	   { "shaped_hosts", test_shaped_hosts });
