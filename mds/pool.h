@@ -126,4 +126,93 @@ int mds_pool_conf_read(const char *dir, struct mds_pool_conf *out, char *err, si
 int mds_pool_conf_write(const char *dir, const struct mds_pool_conf *conf, char *err, size_t errlen);
 void mds_pool_conf_free(struct mds_pool_conf *conf);
 
+/* ---- the pool volume ------------------------------------------------------------------------- */
+
+struct blkmap_ctx;
+struct blkmap_dev;
+struct blkmap_vol;
+
+/* The pool's volume in blkmap's model: for each LUN i, simple(signature of LUN i) at index 2i (its
+ * size set from the store) and slice(data area) at 2i+1; then the top, stripe(unit, slices) or
+ * concat(slices). Leaves are not bound. Caller frees *out with blkmap_vol_free. Returns 0 or -errno
+ * with err. */
+int mds_pool_volume_build(const struct mds_store_format *f, struct blkmap_vol **out, char *err,
+			  size_t errlen);
+#define MDS_POOL_VOL_SIMPLE(i) (2u * (i))
+#define MDS_POOL_VOL_SLICE(i) (2u * (i) + 1u)
+
+/* A URL for humans: any CHAP password removed ("iscsi://user%pass@h/..." -> "iscsi://user@h/..."). */
+void mds_pool_url_display(const char *url, char *out, size_t outlen);
+
+/* ---- formatting, probing and opening a pool directory --------------------------------------------- */
+
+struct mds_pool_format_opts {
+	enum mds_volume_type type;     /* 0: MDS_VOL_STRIPE */
+	uint64_t stripe_unit_bytes;    /* 0: MDS_POOL_DEFAULT_STRIPE_UNIT (stripe only) */
+	uint32_t block_bytes;          /* 0: MDS_POOL_DEFAULT_BLOCK */
+	int force;                     /* overwrite LUNs that carry a pool label */
+	uint64_t map_bytes;            /* LMDB map size, 0: the store's default */
+};
+
+/* Format a new pool in dir (created if missing; refused if it holds a pool) on the LUNs given by
+ * URL in volume order: write every LUN's label area (label at offset 0, the rest of the first MiB
+ * zeroed), read the labels back (two URLs for one LUN are caught), create the store (root
+ * directory, the whole volume free) and pool.conf. A LUN that already carries a label is refused
+ * without force, naming it. uuid_out (may be NULL) gets the pool UUID. Returns 0 or -errno with
+ * err. */
+int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *urls, uint32_t nluns,
+		    const struct mds_pool_format_opts *opts, uint8_t *uuid_out, char *err,
+		    size_t errlen);
+
+enum mds_pool_lun_state {
+	MDS_LUN_OK = 0,
+	MDS_LUN_UNREACHABLE,   /* could not be opened */
+	MDS_LUN_UNREADABLE,    /* opened, label area could not be read */
+	MDS_LUN_NO_LABEL,
+	MDS_LUN_BAD_LABEL,     /* damaged or of an unknown version */
+	MDS_LUN_MISMATCH,      /* a good label, but not this LUN of this pool, or the LUN shrank */
+};
+
+struct mds_pool_lun_status {
+	char url[MDS_POOL_URL_MAX];    /* for display: password removed */
+	enum mds_pool_lun_state state;
+	uint64_t size_bytes;           /* 0 when unreachable */
+	uint32_t block_bytes;
+	int have_label;
+	struct mds_pool_label label;
+	char why[320];                 /* what is wrong, "" when OK */
+};
+const char *mds_pool_lun_state_name(enum mds_pool_lun_state s);
+
+/* Probe each LUN of the pool in store order (the store opened by the caller, pool.conf already
+ * read): open, read, decode and check its label; one status per LUN (st[conf->nluns]), never
+ * stopping at the first problem. When devs is not NULL, devs[i] keeps LUN i's open device (NULL if
+ * it could not be opened; caller closes them). Returns the number of LUNs not OK. */
+int mds_pool_probe(struct blkmap_ctx *ctx, struct mds_store *store, const struct mds_pool_conf *conf,
+		   struct mds_pool_lun_status *st, struct blkmap_dev **devs);
+
+struct mds_pool;
+
+struct mds_pool_open_opts {
+	int rdonly;            /* the store read-only (tools beside a running server) */
+	uint64_t map_bytes;    /* LMDB map size, 0: default */
+};
+
+/* Open the pool in dir at server start: pool.conf, the store, and every LUN, whose label must match
+ * the store (pool UUID, index, count, geometry) and whose size must still hold its data area. The
+ * first LUN that is missing or mismatched fails the open with a message naming it by URL and saying
+ * what is wrong. On success the pool volume's leaves are bound to the LUNs. Caller closes with
+ * mds_pool_close. */
+int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool_open_opts *opts,
+		  struct mds_pool **out, char *err, size_t errlen);
+void mds_pool_close(struct mds_pool *p);
+
+/* Borrowed for the pool's life. */
+struct mds_store *mds_pool_store(const struct mds_pool *p);
+struct blkmap_vol *mds_pool_volume(const struct mds_pool *p);
+uint32_t mds_pool_nluns(const struct mds_pool *p);
+struct blkmap_dev *mds_pool_lun_dev(const struct mds_pool *p, uint32_t i);
+const struct mds_pool_label *mds_pool_lun_label(const struct mds_pool *p, uint32_t i);
+const char *mds_pool_lun_url(const struct mds_pool *p, uint32_t i);  /* as in pool.conf */
+
 #endif
