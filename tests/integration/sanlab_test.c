@@ -1,0 +1,222 @@
+/* san-lab as users run it: labs side by side, a used port refused, up idempotent, down stopping
+ * only what its lab started, and the shaped multi-host lab with its namespaces and tc classes. */
+#include "tests/harness.h"
+#include "tests/lab.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int count_lines_with(const char *text, const char *needle)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static int pid_alive(int pid)
+{
+	char path[64];
+	FILE *f;
+	char state = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%*d %*s %c", &state) != 1)
+		state = 0;
+	fclose(f);
+	return state != 0 && state != 'Z';
+}
+
+static int lab_pid(const struct test_lab *lab)
+{
+	char *out = NULL;
+	int pid = -1;
+	if (test_run(&out, "sed -n 's/^LAB_PID=//p' '%s/lab.env'", lab->dir) == 0 && out)
+		pid = atoi(out);
+	free(out);
+	return pid;
+}
+
+static void test_two_labs_and_iscsi_ls(void)
+{
+	struct test_lab *a = lab_up(4, "64M", NULL);
+	struct test_lab *b = lab_up(2, "32M", &(struct lab_opts){ .ram = 1 });
+	char *out = NULL;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	CU_ASSERT_NOT_EQUAL(a->port, b->port);
+	CU_ASSERT_EQUAL(test_run(&out, "iscsi-ls -s iscsi://127.0.0.1:%d", a->port), 0);
+	CU_ASSERT_EQUAL(count_lines_with(out, "Type:DIRECT_ACCESS"), 4);
+	free(out);
+	CU_ASSERT_EQUAL(test_run(&out, "iscsi-ls -s iscsi://127.0.0.1:%d", b->port), 0);
+	CU_ASSERT_EQUAL(count_lines_with(out, "Type:DIRECT_ACCESS"), 2);
+	free(out);
+	/* Exact sizes: READ CAPACITY(16) of every LUN equals --size. */
+	for (int i = 0; i < 4; i++) {
+		CU_ASSERT_EQUAL(test_run(&out, "iscsi-readcapacity16 '%s'", a->urls[i]), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, "Total size:67108864\n"));
+		free(out);
+	}
+	CU_ASSERT_EQUAL(test_run(&out, "iscsi-readcapacity16 '%s'", b->urls[1]), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "Total size:33554432\n"));
+	free(out);
+	/* RAM LUNs live under /dev/shm. */
+	CU_ASSERT_EQUAL(strncmp(b->files[0], "/dev/shm/", 9), 0);
+	CU_ASSERT_EQUAL(access(b->files[0], F_OK), 0);
+
+	/* Taking A down leaves B serving. */
+	int bpid = lab_pid(b);
+	char afile[300];
+	snprintf(afile, sizeof(afile), "%s", a->files[0]);
+	lab_down(a);
+	CU_ASSERT_NOT_EQUAL(access(afile, F_OK), 0);
+	CU_ASSERT(pid_alive(bpid));
+	CU_ASSERT_EQUAL(test_run(NULL, "iscsi-readcapacity16 '%s' >/dev/null", b->urls[0]), 0);
+	snprintf(afile, sizeof(afile), "%s", b->files[0]);
+	lab_down(b);
+	CU_ASSERT(!pid_alive(bpid));
+	CU_ASSERT_NOT_EQUAL(access(afile, F_OK), 0);
+}
+
+static void test_used_port_and_idempotent_up(void)
+{
+	struct test_lab *a = lab_up(1, "8M", NULL);
+	const char *dir2 = test_tmpdir("lab-other");
+	char *out = NULL;
+	int rc;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	/* Another lab on A's port: refused, clearly. */
+	rc = test_run(&out, "'%s' up --luns 1 --size 8M --dir '%s' --port %d 2>&1", test_bin("san-lab"),
+		      dir2, a->port);
+	CU_ASSERT_EQUAL(rc, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "in use"));
+	free(out);
+	/* The same up again in A's directory: nothing new starts, the same URLs come back. */
+	int pid = lab_pid(a);
+	rc = test_run(&out, "'%s' up --luns 1 --size 8M --dir '%s' --port %d 2>/dev/null", test_bin("san-lab"),
+		      a->dir, a->port);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, a->urls[0]));
+	free(out);
+	CU_ASSERT_EQUAL(lab_pid(a), pid);
+	/* A different lab in the same directory: refused while A runs. */
+	rc = test_run(NULL, "'%s' up --luns 2 --size 8M --dir '%s' --port %d 2>/dev/null", test_bin("san-lab"),
+		      a->dir, a->port);
+	CU_ASSERT_EQUAL(rc, 1);
+	CU_ASSERT_EQUAL(lab_pid(a), pid);
+	/* status tells it runs. */
+	CU_ASSERT_EQUAL(test_run(&out, "'%s' status --dir '%s'", test_bin("san-lab"), a->dir), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "running"));
+	free(out);
+	lab_down(a);
+	/* down twice, or where nothing ever ran, is fine. */
+	CU_ASSERT_EQUAL(test_run(NULL, "'%s' down --dir '%s' 2>/dev/null", test_bin("san-lab"), dir2), 0);
+}
+
+/* A tgtd that san-lab did not start must survive every san-lab down. */
+static void kill_foreign(void *arg)
+{
+	int pid = *(int *)arg;
+	if (pid > 0)
+		kill(pid, SIGKILL);
+}
+
+static void test_down_leaves_foreign_tgtd(void)
+{
+	static int foreign;
+	int port = test_free_port(), ctl = 32000 + port % 700;
+	char *out = NULL;
+	struct test_lab *a;
+	int h;
+
+	CU_ASSERT_EQUAL_FATAL(test_run(&out, "setsid tgtd -f -C %d --iscsi portal=127.0.0.1:%d "
+					      "</dev/null >/dev/null 2>&1 & echo $!", ctl, port), 0);
+	foreign = atoi(out);
+	free(out);
+	h = test_cleanup_push(kill_foreign, &foreign);
+	for (int i = 0; i < 50 && test_run(NULL, "tgtadm -C %d --mode system --op show >/dev/null 2>&1", ctl); i++)
+		usleep(100000);
+	a = lab_up(1, "8M", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	lab_down(a);
+	CU_ASSERT(pid_alive(foreign));
+	CU_ASSERT_EQUAL(test_run(NULL, "tgtadm -C %d --mode system --op show >/dev/null 2>&1", ctl), 0);
+	kill_foreign(&foreign);
+	test_cleanup_cancel(h);
+}
+
+static void test_shaped_hosts(void)
+{
+	struct lab_opts o = { .hosts = 2, .rate_mbit = 100 };
+	struct test_lab *lab;
+	char *out = NULL;
+	char ns[64];
+
+	TEST_SKIP_IF(!test_is_root(), "network namespaces and tc need root");
+	TEST_SKIP_IF(test_run(NULL, "ip netns list >/dev/null 2>&1") != 0, "ip netns does not work here");
+	lab = lab_up(2, "8M", &o);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	CU_ASSERT_EQUAL(lab->nluns, 2);
+	for (int i = 0; i < 2; i++) {
+		/* Each host's LUN answers from inside its namespace's address. */
+		CU_ASSERT_PTR_NULL(strstr(lab->urls[i], "127.0.0.1"));
+		CU_ASSERT_EQUAL(test_run(&out, "iscsi-readcapacity16 '%s'", lab->urls[i]), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, "Total size:8388608\n"));
+		free(out);
+		/* Both directions shaped to the asked rate. */
+		snprintf(ns, sizeof(ns), "sl%dh%d", lab->port, i + 1);
+		CU_ASSERT_EQUAL(test_run(&out, "tc class show dev %sa", ns), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, "rate 100Mbit"));
+		free(out);
+		CU_ASSERT_EQUAL(test_run(&out, "ip netns exec %s tc class show dev %sb", ns, ns), 0);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, "rate 100Mbit"));
+		free(out);
+	}
+	snprintf(ns, sizeof(ns), "sl%dh", lab->port);
+	lab_down(lab);
+	/* down removed the namespaces (and with them the veths and their qdiscs). */
+	CU_ASSERT_EQUAL(test_run(&out, "ip netns list"), 0);
+	CU_ASSERT_PTR_NULL(strstr(out, ns));
+	free(out);
+}
+
+/* A lab tied to a process goes down by itself when that process dies (a crashed test runner). */
+static void test_watch_pid_teardown(void)
+{
+	const char *dir = test_tmpdir("lab-watch");
+	int port = test_free_port(), watched, pid = -1;
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(test_run(&out, "setsid sleep 600 </dev/null >/dev/null 2>&1 & echo $!"), 0);
+	watched = atoi(out);
+	free(out);
+	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "'%s' up --luns 1 --size 8M --dir '%s' --port %d --watch-pid %d "
+					     ">/dev/null 2>&1", test_bin("san-lab"), dir, port, watched), 0);
+	if (test_run(&out, "sed -n 's/^LAB_PID=//p' '%s/lab.env'", dir) == 0 && out)
+		pid = atoi(out);
+	free(out);
+	CU_ASSERT_FATAL(pid > 0 && pid_alive(pid));
+	kill(watched, SIGKILL);
+	char state[400];
+	snprintf(state, sizeof(state), "%s/lab.env", dir);
+	for (int i = 0; i < 100 && (pid_alive(pid) || access(state, F_OK) == 0); i++)
+		usleep(100000);
+	CU_ASSERT(!pid_alive(pid));
+	CU_ASSERT_NOT_EQUAL(access(state, F_OK), 0);
+	/* Belt and braces if the watcher failed: never leave it running. */
+	test_run(NULL, "'%s' down --dir '%s' >/dev/null 2>&1", test_bin("san-lab"), dir);
+}
+
+TEST_SUITE(sanlab, "integration/san-lab", NULL, NULL,
+	   { "two_labs_and_iscsi_ls", test_two_labs_and_iscsi_ls },
+	   { "used_port_and_idempotent_up", test_used_port_and_idempotent_up },
+	   { "down_leaves_foreign_tgtd", test_down_leaves_foreign_tgtd },
+	   { "watch_pid_teardown", test_watch_pid_teardown },
+	   { "shaped_hosts", test_shaped_hosts });
