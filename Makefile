@@ -40,6 +40,8 @@ XDR_SRCS := $(wildcard proto/*.x)
 XDR_HDRS := $(patsubst proto/%.x,$(BUILD)/gen/%.h,$(XDR_SRCS))
 XDR_CSRC := $(patsubst proto/%.x,$(BUILD)/gen/%_xdr.c,$(XDR_SRCS))
 XDR_OBJS := $(XDR_CSRC:.c=.o)
+# Pieces a .x file #includes.
+XDR_PARTS := $(wildcard proto/*.xi)
 
 lib_srcs = $(filter-out %_main.c,$(wildcard $(1)/*.c))
 lib_objs = $(patsubst %.c,$(BUILD)/%.o,$(call lib_srcs,$(1)))
@@ -110,11 +112,15 @@ $(BUILD)/bin/fuzz-%: $(BUILD)/tests/fuzz/%.o $(LINK_all)
 	$(CC) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS)
 
 # --- objects -------------------------------------------------------------------------------
-$(BUILD)/gen/%.h: proto/%.x
+# rpcgen names the include guard after its output file, so write to stdout, not to "x.h.tmp".
+$(BUILD)/gen/%.h: proto/%.x $(XDR_PARTS)
 	@mkdir -p $(dir $@)
-	rpcgen -h -o $@.tmp $< && mv $@.tmp $@
+	rpcgen -h $< > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/gen/%_xdr.c: proto/%.x $(BUILD)/gen/%.h
+# Generated sources are kept (make would delete them as intermediates and regenerate every run).
+.SECONDARY: $(XDR_HDRS) $(XDR_CSRC)
+
+$(BUILD)/gen/%_xdr.c: proto/%.x $(XDR_PARTS) $(BUILD)/gen/%.h
 	@mkdir -p $(dir $@)
 	cd $(BUILD)/gen && rpcgen -c -o $*_xdr.c.tmp $(CURDIR)/$< && \
 	  sed -e 's|#include "$(CURDIR)/proto/$*.h"|#include "$*.h"|' $*_xdr.c.tmp > $*_xdr.c && rm -f $*_xdr.c.tmp

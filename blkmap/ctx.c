@@ -1,0 +1,290 @@
+/* The blkmap context: configuration, the last-error text, and the one event loop. Every device
+ * session, the worker pool's completion eventfd and a tick timerfd sit in one epoll set, so a caller
+ * polls a single fd (libiscsi's get_fd / which_events / service shape) for all LUNs at once. */
+#include "blkmap/internal.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+int64_t bm_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int bm_err(struct blkmap_ctx *ctx, int rc, const char *fmt, ...)
+{
+	va_list ap;
+	char tmp[sizeof(ctx->err)];
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	memcpy(ctx->err, tmp, sizeof(tmp));
+	return rc;
+}
+
+void blkmap_ctx_opts_init(struct blkmap_ctx_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+}
+
+static void default_initiator(char *buf, size_t len)
+{
+	char host[64] = "localhost";
+	size_t o = 0;
+
+	if (gethostname(host, sizeof(host) - 1) != 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = 0;
+	o = (size_t)snprintf(buf, len, "iqn.2024-01.org.pnfs-san:blkmap.");
+	/* IQNs allow lower-case letters, digits, '-', '.', ':' */
+	for (const char *p = host; *p && o + 1 < len; p++) {
+		char c = *p;
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'))
+			c = '-';
+		buf[o++] = c;
+	}
+	buf[o] = 0;
+}
+
+int blkmap_ctx_create(const struct blkmap_ctx_opts *opts, struct blkmap_ctx **out)
+{
+	struct blkmap_ctx_opts none;
+	struct blkmap_ctx *ctx;
+	struct epoll_event ev = { .events = EPOLLIN };
+	int rc;
+
+	*out = NULL;
+	if (!opts) {
+		blkmap_ctx_opts_init(&none);
+		opts = &none;
+	}
+	if (opts->initiator_name && (strlen(opts->initiator_name) == 0 ||
+				     strlen(opts->initiator_name) >= sizeof(ctx->initiator)))
+		return -EINVAL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	ctx->epfd = ctx->timerfd = -1;
+	ctx->pool.evfd = -1;
+	if (opts->initiator_name)
+		snprintf(ctx->initiator, sizeof(ctx->initiator), "%s", opts->initiator_name);
+	else
+		default_initiator(ctx->initiator, sizeof(ctx->initiator));
+	ctx->queue_depth = opts->queue_depth ? opts->queue_depth : 32;
+	ctx->timeout_ms = opts->timeout_ms ? opts->timeout_ms : 30000;
+	ctx->nworkers = opts->workers ? opts->workers : 4;
+	ctx->max_xfer_bytes = opts->max_xfer_bytes ? opts->max_xfer_bytes : (1u << 20);
+	if (ctx->queue_depth > 4096 || ctx->nworkers > 64 || ctx->max_xfer_bytes < BM_SECTOR_BYTES) {
+		rc = -EINVAL;
+		goto fail;
+	}
+	ctx->epfd = epoll_create1(EPOLL_CLOEXEC);
+	ctx->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (ctx->epfd < 0 || ctx->timerfd < 0) {
+		rc = -errno;
+		goto fail;
+	}
+	ctx->timer_src = (struct bm_src){ BM_SRC_TIMER, ctx };
+	ev.data.ptr = &ctx->timer_src;
+	if (epoll_ctl(ctx->epfd, EPOLL_CTL_ADD, ctx->timerfd, &ev) != 0) {
+		rc = -errno;
+		goto fail;
+	}
+	pthread_mutex_init(&ctx->pool.lock, NULL);
+	pthread_cond_init(&ctx->pool.cond, NULL);
+	pthread_cond_init(&ctx->pool.done_cond, NULL);
+	*out = ctx;
+	return 0;
+fail:
+	if (ctx->epfd >= 0)
+		close(ctx->epfd);
+	if (ctx->timerfd >= 0)
+		close(ctx->timerfd);
+	free(ctx);
+	return rc;
+}
+
+void blkmap_ctx_destroy(struct blkmap_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	bm_cache_free(ctx);
+	/* Devices still open: their queued commands complete with -ECANCELED. */
+	while (ctx->devs) {
+		struct blkmap_dev *d = ctx->devs;
+		d->refs = 1;
+		blkmap_dev_close(d);
+	}
+	bm_pool_stop(ctx);
+	while (ctx->graveyard) {
+		struct blkmap_dev *d = ctx->graveyard;
+		ctx->graveyard = d->next;
+		free(d);
+	}
+	pthread_mutex_destroy(&ctx->pool.lock);
+	pthread_cond_destroy(&ctx->pool.cond);
+	pthread_cond_destroy(&ctx->pool.done_cond);
+	close(ctx->timerfd);
+	close(ctx->epfd);
+	free(ctx);
+}
+
+const char *blkmap_errstr(struct blkmap_ctx *ctx)
+{
+	return ctx ? ctx->err : "no context";
+}
+
+const char *blkmap_initiator_name(struct blkmap_ctx *ctx)
+{
+	return ctx->initiator;
+}
+
+int blkmap_get_fd(struct blkmap_ctx *ctx)
+{
+	return ctx->epfd;
+}
+
+int blkmap_which_events(struct blkmap_ctx *ctx)
+{
+	(void)ctx;
+	return POLLIN;
+}
+
+unsigned blkmap_outstanding(struct blkmap_ctx *ctx)
+{
+	return ctx->outstanding;
+}
+
+/* The tick runs while anything can time out or needs a retry: requests outstanding or sessions
+ * being (re)established. */
+void bm_timer_update(struct blkmap_ctx *ctx)
+{
+	int want = ctx->outstanding > 0 || ctx->connecting > 0;
+	struct itimerspec its = { 0 };
+
+	if (want == ctx->timer_armed)
+		return;
+	if (want) {
+		its.it_value.tv_nsec = BM_TICK_MS * 1000000L;
+		its.it_interval.tv_nsec = BM_TICK_MS * 1000000L;
+	}
+	if (timerfd_settime(ctx->timerfd, 0, &its, NULL) == 0)
+		ctx->timer_armed = want;
+}
+
+static void tick(struct blkmap_ctx *ctx)
+{
+	uint64_t n;
+	int64_t now = bm_now_ms();
+
+	if (read(ctx->timerfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return;
+	for (struct blkmap_dev *d = ctx->devs, *next; d; d = next) {
+		next = d->next;
+		bm_dev_tick(d, now);
+	}
+}
+
+static void bury(struct blkmap_ctx *ctx)
+{
+	if (ctx->depth > 0)
+		return;
+	while (ctx->graveyard) {
+		struct blkmap_dev *d = ctx->graveyard;
+		ctx->graveyard = d->next;
+		free(d);
+	}
+}
+
+static int run(struct blkmap_ctx *ctx, int timeout_ms)
+{
+	struct epoll_event evs[64];
+	int n;
+
+	n = epoll_wait(ctx->epfd, evs, 64, timeout_ms);
+	if (n < 0) {
+		if (errno == EINTR)
+			return 0;
+		return bm_err(ctx, -errno, "epoll_wait: %s", strerror(errno));
+	}
+	ctx->depth++;
+	for (int i = 0; i < n; i++) {
+		struct bm_src *s = evs[i].data.ptr;
+		switch (s->kind) {
+		case BM_SRC_TIMER:
+			tick(ctx);
+			break;
+		case BM_SRC_POOL:
+			bm_pool_service(ctx);
+			break;
+		case BM_SRC_DEV: {
+			struct blkmap_dev *d = s->ptr;
+			/* a device closed earlier in this pass is on the graveyard with refs 0 */
+			if (d->refs > 0)
+				bm_dev_service(d, evs[i].events);
+			break;
+		}
+		}
+	}
+	ctx->depth--;
+	bm_timer_update(ctx);
+	bury(ctx);
+	return 0;
+}
+
+int blkmap_service(struct blkmap_ctx *ctx, int revents)
+{
+	(void)revents;
+	return run(ctx, 0);
+}
+
+int blkmap_run_once(struct blkmap_ctx *ctx, int timeout_ms)
+{
+	if (ctx->depth > 0)
+		return bm_err(ctx, -EDEADLK, "blkmap: a sync call or loop run from inside a completion callback");
+	return run(ctx, timeout_ms);
+}
+
+int bm_wait(struct blkmap_ctx *ctx, const int *done)
+{
+	if (ctx->depth > 0)
+		return bm_err(ctx, -EDEADLK, "blkmap: a sync call from inside a completion callback");
+	while (!*done) {
+		int rc = run(ctx, 1000);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int blkmap_wait_idle(struct blkmap_ctx *ctx)
+{
+	if (ctx->depth > 0)
+		return bm_err(ctx, -EDEADLK, "blkmap: wait_idle from inside a completion callback");
+	while (ctx->outstanding > 0) {
+		int rc = run(ctx, 1000);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+void bm_src_remove(struct blkmap_dev *dev)
+{
+	if (dev->reg_fd >= 0) {
+		epoll_ctl(dev->ctx->epfd, EPOLL_CTL_DEL, dev->reg_fd, NULL);
+		dev->reg_fd = -1;
+		dev->reg_events = 0;
+	}
+}

@@ -1,0 +1,180 @@
+/* The userspace executor of a volume's table: a volume range is mapped to runs, runs that continue
+ * each other on the same leaf are gathered into one command (a stripe row after row lands in one
+ * READ/WRITE with a scatter/gather list over the caller's buffers), commands are cut at the device's
+ * max transfer, and each device's queue keeps queue_depth of them in flight. */
+#include "blkmap/vol_int.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t iov_total(const struct iovec *iov, int niov)
+{
+	uint64_t t = 0;
+	for (int i = 0; i < niov; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+/* Check every run's leaf: bound, one context, aligned to its block size. Returns the context. */
+static int check_runs(struct blkmap_vol *vol, const struct blkmap_run *r, size_t n, int write,
+		      struct blkmap_ctx **ctxp)
+{
+	struct blkmap_ctx *ctx = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		struct blkmap_dev *dev = vol->v[r[i].leaf].dev;
+		if (!dev)
+			return bm_vol_err(vol, -ENODEV, "volume %u (%s) is not bound to a device", r[i].leaf,
+					  bm_vol_type_name(vol->v[r[i].leaf].type));
+		if (ctx && dev->ctx != ctx)
+			return bm_vol_err(vol, -EINVAL, "volume %u: its devices belong to different blkmap contexts",
+					  r[i].leaf);
+		ctx = dev->ctx;
+		if (r[i].leaf_offset_bytes % dev->block_bytes || r[i].length_bytes % dev->block_bytes)
+			return bm_vol_err(vol, -EINVAL,
+					  "volume offset %" PRIu64 ": %" PRIu64 " bytes at byte %" PRIu64
+					  " of %s are not whole %u-byte blocks",
+					  r[i].vol_offset_bytes, r[i].length_bytes, r[i].leaf_offset_bytes, dev->name,
+					  dev->block_bytes);
+		if (write && dev->readonly)
+			return bm_vol_err(vol, -EROFS, "%s is open read-only", dev->name);
+	}
+	*ctxp = ctx;
+	return 0;
+}
+
+static int vol_io_async(struct blkmap_vol *vol, enum bm_op op, uint64_t off, const struct iovec *iov, int niov,
+			blkmap_io_cb cb, void *priv)
+{
+	uint64_t len = iov_total(iov, niov);
+	struct blkmap_run *runs = NULL;
+	struct bm_cmd **open = NULL;
+	struct blkmap_ctx *ctx = NULL;
+	struct bm_req *req;
+	size_t nruns = 0;
+	int rc;
+
+	if (niov < 0 || (niov > 0 && !iov))
+		return bm_vol_err(vol, -EINVAL, "bad iovec array");
+	rc = blkmap_vol_map(vol, off, len, &runs, &nruns);
+	if (rc < 0)
+		return rc;
+	if (nruns == 0) {
+		free(runs);
+		return bm_vol_err(vol, -EINVAL, "empty I/O");
+	}
+	rc = check_runs(vol, runs, nruns, op == BM_OP_WRITE, &ctx);
+	if (rc < 0)
+		goto out;
+	open = calloc(vol->n, sizeof(*open));
+	req = open ? bm_req_new(ctx) : NULL;
+	if (!req) {
+		rc = bm_vol_err(vol, -ENOMEM, "out of memory");
+		goto out;
+	}
+	req->io_cb = cb;
+	req->priv = priv;
+	req->res.bytes = len;
+	for (size_t i = 0; i < nruns && req->status == 0; i++) {
+		const struct blkmap_run *r = &runs[i];
+		struct blkmap_dev *dev = vol->v[r->leaf].dev;
+		uint64_t loff = r->leaf_offset_bytes, rem = r->length_bytes, boff = r->vol_offset_bytes - off;
+		while (rem > 0) {
+			struct bm_cmd *c = open[r->leaf];
+			uint64_t take;
+			if (!c || c->lba * dev->block_bytes + c->bytes != loff || c->bytes >= dev->max_xfer_bytes) {
+				c = bm_cmd_new(req, dev, op);
+				if (!c) {
+					bm_req_fail_early(req, -ENOMEM, "out of memory planning volume I/O");
+					break;
+				}
+				c->leaf = (int)r->leaf;
+				c->lba = loff / dev->block_bytes;
+				open[r->leaf] = c;
+				bm_dev_enqueue(dev, c);
+			}
+			take = dev->max_xfer_bytes - c->bytes;
+			if (take > rem)
+				take = rem;
+			if (bm_cmd_add_range(c, iov, niov, boff, take) < 0) {
+				bm_req_fail_early(req, -ENOMEM, "out of memory planning volume I/O");
+				break;
+			}
+			c->nblocks = (uint32_t)(c->bytes / dev->block_bytes);
+			loff += take;
+			boff += take;
+			rem -= take;
+		}
+	}
+	for (unsigned i = 0; i < vol->n; i++) {
+		if (open[i])
+			bm_dev_dispatch(open[i]->dev);
+	}
+	bm_req_submit_done(req);
+	rc = 0;
+out:
+	free(open);
+	free(runs);
+	return rc;
+}
+
+int blkmap_vol_readv_async(struct blkmap_vol *vol, uint64_t off_bytes, const struct iovec *iov, int niov,
+			   blkmap_io_cb cb, void *private_data)
+{
+	return vol_io_async(vol, BM_OP_READ, off_bytes, iov, niov, cb, private_data);
+}
+
+int blkmap_vol_writev_async(struct blkmap_vol *vol, uint64_t off_bytes, const struct iovec *iov, int niov,
+			    blkmap_io_cb cb, void *private_data)
+{
+	return vol_io_async(vol, BM_OP_WRITE, off_bytes, iov, niov, cb, private_data);
+}
+
+struct vwait {
+	int done;
+	int status;
+	struct blkmap_vol *vol;
+};
+
+static void vwait_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *priv)
+{
+	struct vwait *w = priv;
+	(void)ctx;
+	w->status = status;
+	if (status < 0 && res->message)
+		bm_vol_err(w->vol, status, "%s", res->message);
+	w->done = 1;
+}
+
+static int vol_sync(struct blkmap_vol *vol, enum bm_op op, void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = { buf, len };
+	struct vwait w = { 0, 0, vol };
+	struct blkmap_ctx *ctx = NULL;
+	int rc;
+
+	for (unsigned i = 0; i < vol->n && !ctx; i++)
+		if (vol->v[i].dev)
+			ctx = vol->v[i].dev->ctx;
+	if (!ctx)
+		return bm_vol_err(vol, -ENODEV, "no leaf of the volume is bound to a device");
+	if (ctx->depth > 0)
+		return bm_vol_err(vol, -EDEADLK, "sync volume I/O from inside a completion callback");
+	rc = vol_io_async(vol, op, off, &iov, 1, vwait_cb, &w);
+	if (rc < 0)
+		return rc;
+	rc = bm_wait(ctx, &w.done);
+	return rc < 0 ? rc : w.status;
+}
+
+int blkmap_vol_pread(struct blkmap_vol *vol, void *buf, size_t len, uint64_t off_bytes)
+{
+	return vol_sync(vol, BM_OP_READ, buf, len, off_bytes);
+}
+
+int blkmap_vol_pwrite(struct blkmap_vol *vol, const void *buf, size_t len, uint64_t off_bytes)
+{
+	return vol_sync(vol, BM_OP_WRITE, (void *)buf, len, off_bytes);
+}

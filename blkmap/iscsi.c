@@ -1,0 +1,802 @@
+/* iSCSI LUNs through libiscsi, one session per LUN, all in the context's epoll set. blkmap owns the
+ * session life rather than libiscsi's auto-reconnect: a dropped or silent session is torn down, its
+ * in-flight commands go back to the head of the queue, and a fresh login (same initiator name and
+ * ISID, so the target sees the same initiator port) is retried with backoff; every command carries
+ * its own deadline, so a LUN that never comes back fails each command within the command timeout. */
+#include "blkmap/internal.h"
+#include "proto/log.h"
+
+#include <inttypes.h>
+#include <iscsi/iscsi.h>
+#include <iscsi/scsi-lowlevel.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#define BACKOFF_FIRST_MS 100
+#define BACKOFF_MAX_MS 2000
+
+static void after_service(struct blkmap_dev *dev, int rc);
+
+static void set_state(struct blkmap_dev *dev, enum bm_dev_state st)
+{
+	int was = dev->state == BM_CONNECTING || dev->state == BM_RESTORING;
+	int is = st == BM_CONNECTING || st == BM_RESTORING;
+
+	if (was && !is)
+		dev->ctx->connecting--;
+	else if (!was && is)
+		dev->ctx->connecting++;
+	dev->state = st;
+	bm_timer_update(dev->ctx);
+}
+
+void bm_src_update(struct blkmap_dev *dev)
+{
+	struct epoll_event ev = { 0 };
+	int fd, we;
+
+	if (!dev->isc) {
+		bm_src_remove(dev);
+		return;
+	}
+	fd = iscsi_get_fd(dev->isc);
+	we = iscsi_which_events(dev->isc);
+	ev.events = EPOLLRDHUP;
+	if (we & POLLIN)
+		ev.events |= EPOLLIN;
+	if (we & POLLOUT)
+		ev.events |= EPOLLOUT;
+	ev.data.ptr = &dev->src;
+	if (fd != dev->reg_fd) {
+		bm_src_remove(dev);
+		if (fd < 0)
+			return;
+		if (epoll_ctl(dev->ctx->epfd, EPOLL_CTL_ADD, fd, &ev) == 0) {
+			dev->reg_fd = fd;
+			dev->reg_events = ev.events;
+		}
+		return;
+	}
+	if (ev.events == dev->reg_events)
+		return;
+	if (epoll_ctl(dev->ctx->epfd, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT)
+		epoll_ctl(dev->ctx->epfd, EPOLL_CTL_ADD, fd, &ev);
+	dev->reg_events = ev.events;
+}
+
+/* ---- sessions --------------------------------------------------------------------------------- */
+
+static void connect_cb(struct iscsi_context *isc, int status, void *data, void *priv)
+{
+	struct blkmap_dev *dev = priv;
+	(void)data;
+	if (status == SCSI_STATUS_GOOD) {
+		dev->connect_result = 1;
+	} else {
+		dev->connect_result = -1;
+		snprintf(dev->down_reason, sizeof(dev->down_reason), "login failed: %s", iscsi_get_error(isc));
+	}
+}
+
+static struct iscsi_context *new_session(struct blkmap_dev *dev)
+{
+	struct iscsi_context *isc = iscsi_create_context(dev->ctx->initiator);
+
+	if (!isc)
+		return NULL;
+	iscsi_set_targetname(isc, dev->target);
+	iscsi_set_session_type(isc, ISCSI_SESSION_NORMAL);
+	iscsi_set_header_digest(isc, ISCSI_HEADER_DIGEST_NONE_CRC32C);
+	if (dev->user[0])
+		iscsi_set_initiator_username_pwd(isc, dev->user, dev->passwd);
+	/* the same ISID on every login: persistent reservations belong to the initiator port */
+	iscsi_set_isid_random(isc, dev->isid_rnd, dev->isid_qual);
+	iscsi_set_noautoreconnect(isc, 1);
+	iscsi_set_timeout(isc, 0);
+	iscsi_set_tcp_user_timeout(isc, (int)dev->ctx->timeout_ms);
+	return isc;
+}
+
+static void teardown(struct blkmap_dev *dev)
+{
+	if (!dev->isc)
+		return;
+	bm_src_remove(dev);
+	/* libiscsi cancels what it still holds; our callbacks ignore that and the queue walk below
+	 * (in the callers) decides each command's fate */
+	dev->cancelling = 1;
+	iscsi_destroy_context(dev->isc);
+	dev->cancelling = 0;
+	dev->isc = NULL;
+}
+
+static void connect_failed(struct blkmap_dev *dev);
+
+static void start_connect(struct blkmap_dev *dev)
+{
+	struct iscsi_context *isc = new_session(dev);
+
+	dev->connect_result = 0;
+	if (!isc) {
+		snprintf(dev->down_reason, sizeof(dev->down_reason), "cannot create an iSCSI context");
+		connect_failed(dev);
+		return;
+	}
+	dev->isc = isc;
+	set_state(dev, BM_CONNECTING);
+	dev->connect_deadline_ms = bm_now_ms() + dev->ctx->timeout_ms;
+	if (iscsi_full_connect_async(isc, dev->portal, dev->lun, connect_cb, dev) != 0) {
+		snprintf(dev->down_reason, sizeof(dev->down_reason), "connect to %s failed: %s", dev->portal,
+			 iscsi_get_error(isc));
+		connect_failed(dev);
+		return;
+	}
+	bm_src_update(dev);
+}
+
+/* Move the in-flight commands back to the head of the queue (their order kept) or fail those whose
+ * deadline has passed. */
+static void requeue_inflight(struct blkmap_dev *dev, int64_t now, const char *why)
+{
+	struct bm_cmd *list = dev->infl_head, *expired = NULL, **etail = &expired;
+	struct bm_cmd *keep_head = NULL, *keep_tail = NULL;
+
+	dev->infl_head = dev->infl_tail = NULL;
+	dev->inflight = 0;
+	while (list) {
+		struct bm_cmd *c = list;
+		list = c->next;
+		c->next = c->prev = NULL;
+		c->on_list = 0;
+		if (c->task) {
+			scsi_free_scsi_task(c->task);
+			c->task = NULL;
+		}
+		if (!c->req && c == dev->restore_cmd) {
+			dev->restore_cmd = NULL;
+			bm_cmd_free(c);
+			continue;
+		}
+		if (c->timing_out || now >= c->deadline_ms) {
+			*etail = c;
+			etail = &c->next;
+			continue;
+		}
+		c->prev = keep_tail;
+		if (keep_tail)
+			keep_tail->next = c;
+		else
+			keep_head = c;
+		keep_tail = c;
+		c->on_list = 1;
+	}
+	if (keep_head) {
+		keep_tail->next = dev->pend_head;
+		if (dev->pend_head)
+			dev->pend_head->prev = keep_tail;
+		else
+			dev->pend_tail = keep_tail;
+		dev->pend_head = keep_head;
+		for (struct bm_cmd *c = keep_head; c != keep_tail->next; c = c->next)
+			dev->npending++;
+	}
+	while (expired) {
+		struct bm_cmd *c = expired;
+		expired = c->next;
+		c->next = NULL;
+		bm_cmd_finish(c, -ETIMEDOUT, "%s: %s LBA %" PRIu64 "+%u: no response within %u ms (%s)", dev->name,
+			      bm_op_name(c), c->lba, c->nblocks, dev->ctx->timeout_ms, why);
+	}
+}
+
+static void session_lost(struct blkmap_dev *dev, const char *why)
+{
+	char reason[300];
+	int64_t now = bm_now_ms();
+
+	snprintf(reason, sizeof(reason), "%s", why);
+	teardown(dev);
+	snprintf(dev->down_reason, sizeof(dev->down_reason), "%s", reason);
+	set_state(dev, BM_DOWN);
+	dev->next_attempt_ms = now;
+	dev->backoff_ms = BACKOFF_FIRST_MS;
+	dev->lost = 0;
+	requeue_inflight(dev, now, reason);
+	if (dev->refs > 0)
+		bm_iscsi_kick(dev);
+}
+
+static void connect_failed(struct blkmap_dev *dev)
+{
+	int64_t now = bm_now_ms();
+
+	teardown(dev);
+	if (dev->opening) {
+		set_state(dev, BM_FAILED);
+		return;
+	}
+	set_state(dev, BM_DOWN);
+	dev->next_attempt_ms = now + dev->backoff_ms;
+	dev->backoff_ms = dev->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : dev->backoff_ms * 2;
+}
+
+static void restore_done(struct bm_cmd *cmd);
+
+static int send_internal(struct blkmap_dev *dev, struct bm_cmd *c)
+{
+	dev->restore_cmd = c;
+	c->complete = restore_done;
+	if (bm_iscsi_send(c) < 0) {
+		dev->restore_cmd = NULL;
+		bm_cmd_free(c);
+		return -1;
+	}
+	return 0;
+}
+
+static void go_up(struct blkmap_dev *dev)
+{
+	set_state(dev, BM_UP);
+	dev->backoff_ms = BACKOFF_FIRST_MS;
+	bm_dev_dispatch(dev);
+}
+
+/* After a login with a key registered earlier: READ KEYS, then REGISTER AND IGNORE EXISTING KEY only
+ * if the key is still listed (it is gone when this initiator was preempted: it stays fenced). */
+static void restore_done(struct bm_cmd *cmd)
+{
+	struct blkmap_dev *dev = cmd->dev;
+	struct blkmap_pr_keys keys;
+	int present = 0;
+
+	if (dev->restore_cmd == cmd)
+		dev->restore_cmd = NULL;
+	if (cmd->status < 0 || dev->state != BM_RESTORING) {
+		bm_cmd_free(cmd);
+		if (dev->state == BM_RESTORING)
+			go_up(dev);
+		return;
+	}
+	if (dev->restore_step == 0) {
+		if (bm_parse_read_keys(cmd->dbuf, cmd->dgot, &keys) == 0) {
+			for (unsigned i = 0; i < keys.nkeys; i++)
+				if (keys.keys[i] == dev->pr_key)
+					present = 1;
+		}
+		bm_cmd_free(cmd);
+		if (!present) {
+			/* fenced while away: nothing to restore */
+			dev->pr_key = 0;
+			go_up(dev);
+			return;
+		}
+		dev->restore_step = 1;
+		{
+			struct bm_cmd *c = bm_cmd_new(NULL, dev, BM_OP_CDB);
+			struct blkmap_pr_out a = { .action = BLKMAP_PR_REGISTER_AND_IGNORE, .sa_key = dev->pr_key };
+			uint8_t param[24];
+			if (!c || !(c->dbuf = malloc(24))) {
+				bm_cmd_free(c);
+				go_up(dev);
+				return;
+			}
+			bm_cdb_prout(c, &a, param);
+			memcpy(c->dbuf, param, 24);
+			c->dlen = 24;
+			c->dir = 2;
+			if (send_internal(dev, c) < 0)
+				go_up(dev);
+		}
+		return;
+	}
+	bm_cmd_free(cmd);
+	go_up(dev);
+}
+
+static void connected(struct blkmap_dev *dev)
+{
+	struct bm_cmd *c;
+
+	dev->logins++;
+	if (dev->opening || !dev->pr_key) {
+		go_up(dev);
+		return;
+	}
+	set_state(dev, BM_RESTORING);
+	dev->restore_step = 0;
+	c = bm_cmd_new(NULL, dev, BM_OP_CDB);
+	if (!c || !(c->dbuf = calloc(1, 8 + 8 * BLKMAP_PR_MAX_KEYS))) {
+		bm_cmd_free(c);
+		go_up(dev);
+		return;
+	}
+	bm_cdb_prin(c, 0, 8 + 8 * BLKMAP_PR_MAX_KEYS);
+	c->dlen = 8 + 8 * BLKMAP_PR_MAX_KEYS;
+	c->dir = 1;
+	if (send_internal(dev, c) < 0)
+		go_up(dev);
+	else
+		bm_src_update(dev);
+}
+
+static void after_service(struct blkmap_dev *dev, int rc)
+{
+	if (dev->state == BM_CONNECTING) {
+		if (dev->connect_result == 1) {
+			connected(dev);
+		} else if (dev->connect_result == -1 || rc < 0) {
+			if (dev->connect_result != -1 && dev->isc)
+				snprintf(dev->down_reason, sizeof(dev->down_reason), "connect to %s failed: %s",
+					 dev->portal, iscsi_get_error(dev->isc));
+			connect_failed(dev);
+		} else {
+			bm_src_update(dev);
+		}
+		return;
+	}
+	if (dev->state == BM_UP || dev->state == BM_RESTORING) {
+		if (dev->lost || rc < 0) {
+			char why[300];
+			snprintf(why, sizeof(why), "session lost: %s", dev->isc ? iscsi_get_error(dev->isc) : "?");
+			session_lost(dev, why);
+			return;
+		}
+		if (dev->state == BM_UP)
+			bm_dev_dispatch(dev);
+		else
+			bm_src_update(dev);
+	}
+}
+
+void bm_iscsi_service(struct blkmap_dev *dev, uint32_t events)
+{
+	int rc = 0;
+	int pev = 0;
+
+	if (!dev->isc)
+		return;
+	if (events & EPOLLIN)
+		pev |= POLLIN;
+	if (events & EPOLLOUT)
+		pev |= POLLOUT;
+	if (events & EPOLLERR)
+		pev |= POLLERR;
+	if (events & EPOLLHUP)
+		pev |= POLLHUP;
+	if ((events & EPOLLRDHUP) && !(pev & POLLIN))
+		pev |= POLLIN; /* let libiscsi read what is left, then see EOF */
+	rc = iscsi_service(dev->isc, pev);
+	if ((events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && dev->isc) {
+		if (dev->state != BM_CONNECTING)
+			dev->lost = 1;
+		else if (dev->connect_result == 0 && (events & (EPOLLHUP | EPOLLERR)))
+			rc = -1; /* refused or reset before libiscsi said so */
+	}
+	if (dev->refs > 0)
+		after_service(dev, rc);
+}
+
+void bm_iscsi_kick(struct blkmap_dev *dev)
+{
+	if (dev->state == BM_DOWN && dev->pend_head && bm_now_ms() >= dev->next_attempt_ms)
+		start_connect(dev);
+}
+
+void bm_iscsi_tick(struct blkmap_dev *dev, int64_t now)
+{
+	if (dev->state == BM_CONNECTING && now >= dev->connect_deadline_ms) {
+		snprintf(dev->down_reason, sizeof(dev->down_reason), "login to %s did not complete within %u ms",
+			 dev->portal, dev->ctx->timeout_ms);
+		connect_failed(dev);
+	}
+	if (dev->state == BM_UP || dev->state == BM_RESTORING) {
+		for (struct bm_cmd *c = dev->infl_head; c; c = c->next) {
+			if (c->deadline_ms && now >= c->deadline_ms) {
+				c->timing_out = 1;
+				session_lost(dev, "command timed out");
+				break;
+			}
+		}
+	}
+	if (dev->state != BM_UP) {
+		/* commands waiting for a session: each gets the command timeout from now on */
+		struct bm_cmd *c = dev->pend_head;
+		while (c) {
+			struct bm_cmd *next = c->next;
+			if (!c->deadline_ms)
+				c->deadline_ms = now + dev->ctx->timeout_ms;
+			if (now >= c->deadline_ms) {
+				if (c->prev)
+					c->prev->next = c->next;
+				else
+					dev->pend_head = c->next;
+				if (c->next)
+					c->next->prev = c->prev;
+				else
+					dev->pend_tail = c->prev;
+				c->next = c->prev = NULL;
+				c->on_list = 0;
+				dev->npending--;
+				bm_cmd_finish(c, -ETIMEDOUT, "%s: %s LBA %" PRIu64 "+%u: no session within %u ms (%s)",
+					      dev->name, bm_op_name(c), c->lba, c->nblocks, dev->ctx->timeout_ms,
+					      dev->down_reason[0] ? dev->down_reason : "not connected");
+				if (dev->refs == 0)
+					return;
+			}
+			c = next;
+		}
+		bm_iscsi_kick(dev);
+	}
+}
+
+/* ---- commands --------------------------------------------------------------------------------- */
+
+static void inflight_remove(struct blkmap_dev *dev, struct bm_cmd *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		dev->infl_head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		dev->infl_tail = c->prev;
+	c->next = c->prev = NULL;
+	c->on_list = 0;
+	dev->inflight--;
+}
+
+static void task_cb(struct iscsi_context *isc, int status, void *data, void *priv)
+{
+	struct bm_cmd *c = priv;
+	struct blkmap_dev *dev = c->dev;
+	struct scsi_task *task = c->task;
+	char why[200];
+	int rc, retry;
+
+	(void)data;
+	if (dev->cancelling)
+		return; /* teardown in progress: the queue walk owns the command */
+	if (status == SCSI_STATUS_CANCELLED || status == SCSI_STATUS_ERROR || status == SCSI_STATUS_TIMEOUT) {
+		/* the session broke under this command: it stays in flight until the teardown requeues it */
+		if (status == SCSI_STATUS_ERROR)
+			snprintf(dev->down_reason, sizeof(dev->down_reason), "%s", iscsi_get_error(isc));
+		dev->lost = 1;
+		return;
+	}
+	inflight_remove(dev, c);
+	c->task = NULL;
+	rc = bm_scsi_status(status, task->sense.key, task->sense.ascq, why, sizeof(why), &retry);
+	if (rc == 0 && c->op == BM_OP_CDB && c->dir == 1) {
+		uint32_t n = task->datain.size > 0 ? (uint32_t)task->datain.size : 0;
+		if (n > c->dlen)
+			n = c->dlen;
+		if (n)
+			memcpy(c->dbuf, task->datain.data, n);
+		c->dgot = n;
+	}
+	if (rc == 0 && (c->op == BM_OP_READ || c->op == BM_OP_WRITE) &&
+	    task->residual_status != SCSI_RESIDUAL_NO_RESIDUAL && task->residual > 0) {
+		rc = -EIO;
+		snprintf(why, sizeof(why), "short transfer (residual %zu bytes)", task->residual);
+	}
+	if (rc == -EINVAL && c->op == BM_OP_CDB && c->cdb[0] == 0x5f &&
+	    (c->cdb[1] & 0x1f) == BLKMAP_PR_PREEMPT_AND_ABORT && task->sense.ascq == SCSI_SENSE_ASCQ_INVALID_FIELD_IN_CDB) {
+		/* tgt does not implement PREEMPT AND ABORT; PREEMPT removes the victim's registration all the
+		 * same (its later commands are refused), it only leaves queued commands to run */
+		if (!dev->no_preempt_abort)
+			LOG_WARN("%s: the target has no PREEMPT AND ABORT; using PREEMPT (commands already queued at "
+				 "the target are not aborted)",
+				 dev->name);
+		dev->no_preempt_abort = 1;
+		c->cdb[1] = (uint8_t)((c->cdb[1] & 0xe0) | BLKMAP_PR_PREEMPT);
+		retry = 1;
+	}
+	scsi_free_scsi_task(task);
+	if (retry && c->retries < BM_MAX_RETRIES && bm_now_ms() < c->deadline_ms) {
+		/* UNIT ATTENTION (reset, reservations preempted or released), BUSY: send it again */
+		c->retries++;
+		c->next = dev->pend_head;
+		c->prev = NULL;
+		if (dev->pend_head)
+			dev->pend_head->prev = c;
+		else
+			dev->pend_tail = c;
+		dev->pend_head = c;
+		c->on_list = 1;
+		dev->npending++;
+		if (!c->req) {
+			/* internal commands bypass the queue */
+			dev->pend_head = c->next;
+			if (dev->pend_head)
+				dev->pend_head->prev = NULL;
+			else
+				dev->pend_tail = NULL;
+			c->next = NULL;
+			c->on_list = 0;
+			dev->npending--;
+			if (bm_iscsi_send(c) < 0)
+				bm_cmd_finish(c, -EIO, "%s: resend failed", dev->name);
+		}
+		return;
+	}
+	if (rc < 0)
+		bm_cmd_finish(c, rc, "%s: %s LBA %" PRIu64 "+%u: %s", dev->name, bm_op_name(c), c->lba, c->nblocks, why);
+	else
+		bm_cmd_finish(c, 0, NULL);
+}
+
+int bm_iscsi_send(struct bm_cmd *c)
+{
+	struct blkmap_dev *dev = c->dev;
+	struct scsi_task *task = NULL;
+
+	if (!c->deadline_ms)
+		c->deadline_ms = bm_now_ms() + dev->ctx->timeout_ms;
+	switch (c->op) {
+	case BM_OP_READ:
+		task = iscsi_read16_iov_task(dev->isc, dev->lun, c->lba, (uint32_t)c->bytes, (int)dev->block_bytes, 0,
+					     0, 0, 0, 0, task_cb, c, c->iov, c->niov);
+		break;
+	case BM_OP_WRITE:
+		task = iscsi_write16_iov_task(dev->isc, dev->lun, c->lba, NULL, (uint32_t)c->bytes,
+					      (int)dev->block_bytes, 0, 0, 0, 0, 0, task_cb, c, c->iov, c->niov);
+		break;
+	case BM_OP_CDB: {
+		struct iscsi_data d = { c->dlen, c->dbuf };
+		task = scsi_create_task(c->cdb_len, c->cdb,
+					c->dir == 1 ? SCSI_XFER_READ : c->dir == 2 ? SCSI_XFER_WRITE : SCSI_XFER_NONE,
+					(int)c->dlen);
+		if (task && iscsi_scsi_command_async(dev->isc, dev->lun, task, task_cb, c->dir == 2 ? &d : NULL,
+						     c) != 0) {
+			scsi_free_scsi_task(task);
+			task = NULL;
+		}
+		break;
+	}
+	case BM_OP_PROUT:
+		break;
+	}
+	if (!task) {
+		/* the session cannot take commands: back to the head of the queue, session reset */
+		snprintf(dev->down_reason, sizeof(dev->down_reason), "cannot queue a command: %s",
+			 iscsi_get_error(dev->isc));
+		if (c->req) {
+			c->next = dev->pend_head;
+			c->prev = NULL;
+			if (dev->pend_head)
+				dev->pend_head->prev = c;
+			else
+				dev->pend_tail = c;
+			dev->pend_head = c;
+			c->on_list = 1;
+			dev->npending++;
+		}
+		dev->lost = 1;
+		return -1;
+	}
+	c->task = task;
+	c->prev = dev->infl_tail;
+	c->next = NULL;
+	if (dev->infl_tail)
+		dev->infl_tail->next = c;
+	else
+		dev->infl_head = c;
+	dev->infl_tail = c;
+	c->on_list = 2;
+	dev->inflight++;
+	return 0;
+}
+
+/* ---- open / close ----------------------------------------------------------------------------- */
+
+struct cdb_wait {
+	int done;
+	int status;
+	uint8_t *buf;
+	uint32_t got;
+};
+
+static int cdb_finish(struct bm_req *req, struct bm_cmd *cmd)
+{
+	struct cdb_wait *w = req->out;
+	memcpy(w->buf, cmd->dbuf, cmd->dgot);
+	w->got = cmd->dgot;
+	return 0;
+}
+
+static void cdb_cb(struct blkmap_ctx *ctx, int status, void *priv)
+{
+	struct cdb_wait *w = priv;
+	(void)ctx;
+	w->status = status;
+	w->done = 1;
+}
+
+/* One data-in CDB, sync. buf receives up to alloc bytes; *got the count. */
+static int cdb_in_sync(struct blkmap_dev *dev, void (*build)(struct bm_cmd *, int, int, uint16_t), int a, int b,
+		       uint8_t *buf, uint16_t alloc, uint32_t *got)
+{
+	struct cdb_wait w = { 0, 0, buf, 0 };
+	struct bm_req *req = bm_req_new(dev->ctx);
+	struct bm_cmd *c;
+	int rc;
+
+	if (!req)
+		return -ENOMEM;
+	req->cmd_cb = cdb_cb;
+	req->priv = &w;
+	req->out = &w;
+	req->finish = cdb_finish;
+	c = bm_cmd_new(req, dev, BM_OP_CDB);
+	if (!c || !(c->dbuf = calloc(1, alloc))) {
+		if (c)
+			bm_cmd_finish(c, -ENOMEM, "%s: out of memory", dev->name);
+		else
+			bm_req_fail_early(req, -ENOMEM, "%s: out of memory", dev->name);
+	} else {
+		build(c, a, b, alloc);
+		c->dlen = alloc;
+		c->dir = 1;
+		bm_dev_enqueue(dev, c);
+		bm_dev_dispatch(dev);
+	}
+	bm_req_submit_done(req);
+	rc = bm_wait(dev->ctx, &w.done);
+	if (rc < 0)
+		return rc;
+	*got = w.got;
+	return w.status;
+}
+
+static void build_inquiry(struct bm_cmd *c, int evpd, int page, uint16_t alloc)
+{
+	bm_cdb_inquiry(c, evpd, page, alloc);
+}
+
+static void build_rc16(struct bm_cmd *c, int a, int b, uint16_t alloc)
+{
+	(void)a;
+	(void)b;
+	(void)alloc;
+	bm_cdb_readcap16(c);
+}
+
+static int wait_connected(struct blkmap_dev *dev)
+{
+	while (dev->state == BM_CONNECTING || dev->state == BM_RESTORING) {
+		int rc = blkmap_run_once(dev->ctx, 200);
+		if (rc < 0)
+			return rc;
+	}
+	return dev->state == BM_UP ? 0 : -1;
+}
+
+int bm_iscsi_open(struct blkmap_dev *dev, const char *url)
+{
+	struct blkmap_ctx *ctx = dev->ctx;
+	struct iscsi_context *tmp;
+	struct iscsi_url *u;
+	uint8_t *buf = NULL;
+	uint32_t got = 0, max_blocks = 0;
+	uint64_t blocks = 0;
+	int rc, has_b0 = 0, has_80 = 0, has_83 = 0;
+
+	dev->kind = BLKMAP_DEV_ISCSI;
+	tmp = iscsi_create_context(ctx->initiator);
+	if (!tmp)
+		return bm_err(ctx, -ENOMEM, "blkmap: cannot create an iSCSI context");
+	u = iscsi_parse_full_url(tmp, url);
+	if (!u) {
+		rc = bm_err(ctx, -EINVAL, "%s: not an iSCSI LUN URL (iscsi://[user%%pass@]host[:port]/target/lun): %s",
+			    url, iscsi_get_error(tmp));
+		iscsi_destroy_context(tmp);
+		return rc;
+	}
+	snprintf(dev->portal, sizeof(dev->portal), "%s", u->portal);
+	snprintf(dev->target, sizeof(dev->target), "%s", u->target);
+	snprintf(dev->user, sizeof(dev->user), "%s", u->user);
+	snprintf(dev->passwd, sizeof(dev->passwd), "%s", u->passwd);
+	dev->lun = u->lun;
+	iscsi_destroy_url(u);
+	iscsi_destroy_context(tmp);
+	snprintf(dev->name, sizeof(dev->name), "iscsi://%s/%s/%d", dev->portal, dev->target, dev->lun);
+	{
+		/* a per-device ISID: random, but kept for every login of this device */
+		uint64_t r = (uint64_t)bm_now_ms() * 6364136223846793005ull ^ (uint64_t)(uintptr_t)dev ^
+			     ((uint64_t)getpid() << 32);
+		r ^= r >> 29;
+		dev->isid_rnd = (uint32_t)(r & 0xffffff);
+		dev->isid_qual = (uint32_t)((r >> 24) & 0xffff);
+	}
+	dev->block_bytes = 512; /* until READ CAPACITY says otherwise */
+	dev->size_bytes = 0;
+	dev->backoff_ms = BACKOFF_FIRST_MS;
+	dev->opening = 1;
+	start_connect(dev);
+	rc = wait_connected(dev);
+	dev->opening = 0;
+	if (rc < 0 || dev->state != BM_UP) {
+		rc = bm_err(ctx, -ECONNREFUSED, "%s: %s", dev->name,
+			    dev->down_reason[0] ? dev->down_reason : "login failed");
+		goto out;
+	}
+	buf = malloc(4096);
+	if (!buf) {
+		rc = bm_err(ctx, -ENOMEM, "%s: out of memory", dev->name);
+		goto out;
+	}
+	rc = cdb_in_sync(dev, build_inquiry, 0, 0, buf, 96, &got);
+	if (rc < 0 || bm_parse_std_inquiry(buf, got, &dev->inq) < 0) {
+		rc = bm_err(ctx, rc < 0 ? rc : -EPROTO, "%s: INQUIRY failed: %s", dev->name,
+			    rc < 0 ? blkmap_errstr(ctx) : "short response");
+		goto out;
+	}
+	dev->have_inq = 1;
+	if (dev->inq.device_type != 0) {
+		rc = bm_err(ctx, -ENOTBLK, "%s: peripheral device type 0x%02x is not a direct-access block device",
+			    dev->name, dev->inq.device_type);
+		goto out;
+	}
+	if (cdb_in_sync(dev, build_inquiry, 1, 0x00, buf, 255, &got) == 0 && got >= 4) {
+		for (uint32_t i = 4; i < got && i < 4u + buf[3]; i++) {
+			has_80 |= buf[i] == 0x80;
+			has_83 |= buf[i] == 0x83;
+			has_b0 |= buf[i] == 0xb0;
+		}
+	}
+	if (has_80 && cdb_in_sync(dev, build_inquiry, 1, 0x80, buf, 255, &got) == 0)
+		bm_parse_vpd80(buf, got, &dev->inq);
+	if (has_83 && cdb_in_sync(dev, build_inquiry, 1, 0x83, buf, 4096, &got) == 0)
+		bm_parse_vpd83(buf, got, &dev->inq);
+	if (has_b0 && cdb_in_sync(dev, build_inquiry, 1, 0xb0, buf, 64, &got) == 0 &&
+	    bm_parse_vpdb0(buf, got, &max_blocks) == 0)
+		dev->bl_max_bytes = 0; /* set below once the block size is known */
+	rc = cdb_in_sync(dev, build_rc16, 0, 0, buf, 32, &got);
+	if (rc < 0 || bm_parse_readcap16(buf, got, &blocks, &dev->block_bytes) < 0) {
+		rc = bm_err(ctx, rc < 0 ? rc : -EPROTO, "%s: READ CAPACITY(16) failed: %s", dev->name,
+			    rc < 0 ? blkmap_errstr(ctx) : "bad response");
+		goto out;
+	}
+	dev->size_bytes = blocks * dev->block_bytes;
+	if (max_blocks && (uint64_t)max_blocks * dev->block_bytes < UINT32_MAX)
+		dev->bl_max_bytes = max_blocks * dev->block_bytes;
+	rc = 0;
+out:
+	free(buf);
+	return rc;
+}
+
+void bm_iscsi_close(struct blkmap_dev *dev)
+{
+	if (dev->isc && dev->state == BM_UP) {
+		/* a polite logout when nothing is in flight; bounded, and skipped from callbacks */
+		if (!dev->infl_head && dev->ctx->depth == 0) {
+			iscsi_set_timeout(dev->isc, 1);
+			bm_src_remove(dev);
+			iscsi_logout_sync(dev->isc);
+		}
+	}
+	teardown(dev);
+	set_state(dev, BM_DOWN);
+	/* what was in flight fails: the device is going away */
+	while (dev->infl_head) {
+		struct bm_cmd *c = dev->infl_head;
+		inflight_remove(dev, c);
+		if (c->task) {
+			scsi_free_scsi_task(c->task);
+			c->task = NULL;
+		}
+		if (!c->req) {
+			if (dev->restore_cmd == c)
+				dev->restore_cmd = NULL;
+			bm_cmd_free(c);
+			continue;
+		}
+		bm_cmd_finish(c, -ECANCELED, "%s: device closed", dev->name);
+	}
+}

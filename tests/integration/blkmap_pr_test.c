@@ -1,0 +1,141 @@
+/* SCSI persistent reservations through blkmap against tgtd, as the MDS fences and clients register:
+ * REGISTER, RESERVE Exclusive Access - Registrants Only, an unregistered initiator refused with a
+ * RESERVATION CONFLICT (-EBADE), PREEMPT AND ABORT fencing a registered one (its UNIT ATTENTION
+ * consumed), CLEAR, and a registration that survives a session drop only while the key is listed. */
+#include "tests/blkmap/helpers.h"
+#include "tests/harness.h"
+#include "tests/lab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define KEY_MDS 0x4d44530000000001ull
+#define KEY_CLIENT 0xc11e000000000002ull
+#define EA_RO BLKMAP_PR_EXCLUSIVE_ACCESS_REG_ONLY
+
+static int has_key(struct blkmap_dev *dev, uint64_t key, unsigned *n)
+{
+	struct blkmap_pr_keys k;
+	int found = 0;
+	CU_ASSERT_EQUAL_FATAL(blkmap_pr_read_keys(dev, &k), 0);
+	for (unsigned i = 0; i < k.nkeys; i++)
+		found |= k.keys[i] == key;
+	if (n)
+		*n = k.total;
+	return found;
+}
+
+static void test_register_reserve_fence(void)
+{
+	struct test_lab *lab = lab_up(1, "8M", NULL);
+	struct blkmap_ctx *mds, *client;
+	struct blkmap_dev *m = NULL, *c = NULL;
+	struct blkmap_pr_reservation r;
+	unsigned char buf[4096], back[4096];
+	unsigned nkeys;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	mds = bmt_ctx(BMT_INITIATOR_A, 5000);
+	client = bmt_ctx(BMT_INITIATOR_B, 5000);
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(mds, lab->urls[0], 0, &m), 0);
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(client, lab->urls[0], 0, &c), 0);
+
+	/* the MDS registers and takes the reservation */
+	CU_ASSERT_EQUAL(blkmap_pr_register(m, 0, KEY_MDS, 0), 0);
+	CU_ASSERT(has_key(m, KEY_MDS, &nkeys));
+	CU_ASSERT_EQUAL(nkeys, 1);
+	CU_ASSERT_EQUAL(blkmap_pr_read_reservation(m, &r), 0);
+	CU_ASSERT_EQUAL(r.reserved, 0);
+	CU_ASSERT_EQUAL(blkmap_pr_reserve(m, KEY_MDS, EA_RO), 0);
+	CU_ASSERT_EQUAL(blkmap_pr_read_reservation(c, &r), 0);
+	CU_ASSERT_EQUAL(r.reserved, 1);
+	CU_ASSERT_EQUAL(r.key, KEY_MDS);
+	CU_ASSERT_EQUAL(r.type, EA_RO);
+
+	/* an unregistered initiator can neither write nor read: a distinct error */
+	test_fill_random(buf, sizeof(buf), 1);
+	CU_ASSERT_EQUAL(blkmap_dev_pwrite(c, buf, sizeof(buf), 0), -EBADE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(blkmap_errstr(client), "RESERVATION CONFLICT"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(blkmap_errstr(client), lab->urls[0]));
+	CU_ASSERT_EQUAL(blkmap_dev_pread(c, back, sizeof(back), 0), -EBADE);
+	CU_ASSERT_EQUAL(bmt_read_file(lab->files[0], back, sizeof(back), 0), 0);
+	CU_ASSERT(memcmp(back, buf, sizeof(buf)) != 0);
+
+	/* registered, the client writes */
+	CU_ASSERT_EQUAL(blkmap_pr_register(c, 0, KEY_CLIENT, 1), 0);
+	CU_ASSERT(has_key(m, KEY_CLIENT, &nkeys));
+	CU_ASSERT_EQUAL(nkeys, 2);
+	CU_ASSERT_EQUAL(blkmap_dev_pwrite(c, buf, sizeof(buf), 0), 0);
+	CU_ASSERT_EQUAL(bmt_read_file(lab->files[0], back, sizeof(back), 0), 0);
+	CU_ASSERT(memcmp(back, buf, sizeof(buf)) == 0);
+
+	/* fenced: PREEMPT AND ABORT of its key; its next write is refused (the UNIT ATTENTION the preempt
+	 * queued for it is consumed on the way) */
+	CU_ASSERT_EQUAL(blkmap_pr_preempt(m, KEY_MDS, KEY_CLIENT, EA_RO, 1), 0);
+	CU_ASSERT(!has_key(m, KEY_CLIENT, &nkeys));
+	CU_ASSERT_EQUAL(nkeys, 1);
+	test_fill_random(buf, sizeof(buf), 2);
+	CU_ASSERT_EQUAL(blkmap_dev_pwrite(c, buf, sizeof(buf), 0), -EBADE);
+	CU_ASSERT_EQUAL(bmt_read_file(lab->files[0], back, sizeof(back), 0), 0);
+	CU_ASSERT(memcmp(back, buf, sizeof(buf)) != 0);
+	/* the reservation holder still writes */
+	CU_ASSERT_EQUAL(blkmap_dev_pwrite(m, buf, sizeof(buf), 4096), 0);
+
+	/* a wrong key is refused, CLEAR with the right one releases everything */
+	CU_ASSERT_EQUAL(blkmap_pr_clear(c, KEY_CLIENT), -EBADE);
+	CU_ASSERT_EQUAL(blkmap_pr_clear(m, KEY_MDS), 0);
+	CU_ASSERT_EQUAL(blkmap_pr_read_reservation(m, &r), 0);
+	CU_ASSERT_EQUAL(r.reserved, 0);
+	CU_ASSERT(!has_key(m, KEY_MDS, &nkeys));
+	CU_ASSERT_EQUAL(nkeys, 0);
+	CU_ASSERT_EQUAL(blkmap_dev_pwrite(c, buf, sizeof(buf), 0), 0);
+
+	blkmap_dev_close(c);
+	blkmap_dev_close(m);
+	blkmap_ctx_destroy(client);
+	blkmap_ctx_destroy(mds);
+	lab_down(lab);
+}
+
+static void test_registration_after_reconnect(void)
+{
+	struct test_lab *lab = lab_up(1, "8M", NULL);
+	struct blkmap_ctx *mds, *client;
+	struct blkmap_dev *m = NULL, *c = NULL;
+	unsigned char buf[4096];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	mds = bmt_ctx(BMT_INITIATOR_A, 5000);
+	client = bmt_ctx(BMT_INITIATOR_B, 5000);
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(mds, lab->urls[0], 0, &m), 0);
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(client, lab->urls[0], 0, &c), 0);
+	CU_ASSERT_EQUAL(blkmap_pr_register(m, 0, KEY_MDS, 0), 0);
+	CU_ASSERT_EQUAL(blkmap_pr_reserve(m, KEY_MDS, EA_RO), 0);
+	CU_ASSERT_EQUAL(blkmap_pr_register(c, 0, KEY_CLIENT, 1), 0);
+	test_fill_random(buf, sizeof(buf), 3);
+
+	/* the target drops every session: on the new one the client's key is still listed, so its
+	 * registration is restored and it keeps writing */
+	CU_ASSERT(bmt_lab_drop_sessions(lab) >= 2);
+	CU_ASSERT_EQUAL(blkmap_dev_pwrite(c, buf, sizeof(buf), 0), 0);
+	CU_ASSERT_EQUAL(blkmap_dev_logins(c), 2);
+
+	/* fenced, then the session drops: the key is gone, nothing is restored, it stays fenced */
+	CU_ASSERT_EQUAL(blkmap_dev_pwrite(m, buf, sizeof(buf), 0), 0);
+	CU_ASSERT_EQUAL(blkmap_pr_preempt(m, KEY_MDS, KEY_CLIENT, EA_RO, 1), 0);
+	CU_ASSERT(bmt_lab_drop_sessions(lab) >= 2);
+	CU_ASSERT_EQUAL(blkmap_dev_pwrite(c, buf, sizeof(buf), 0), -EBADE);
+	CU_ASSERT_EQUAL(blkmap_dev_logins(c), 3);
+	CU_ASSERT(!has_key(c, KEY_CLIENT, NULL));
+	CU_ASSERT_EQUAL(blkmap_pr_clear(m, KEY_MDS), 0);
+
+	blkmap_dev_close(c);
+	blkmap_dev_close(m);
+	blkmap_ctx_destroy(client);
+	blkmap_ctx_destroy(mds);
+	lab_down(lab);
+}
+
+TEST_SUITE(blkmap_pr, "integration/blkmap_pr", NULL, NULL,
+	   { "register_reserve_fence", test_register_reserve_fence },
+	   { "registration_after_reconnect", test_registration_after_reconnect });
