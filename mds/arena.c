@@ -1,6 +1,7 @@
 /* Arena: a list of chunks; small requests share 64 KiB chunks, big ones get a chunk of their own. */
 #include "mds/arena.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +14,30 @@ struct mds_arena_chunk {
 	_Alignas(16) unsigned char data[];
 };
 
+struct mds_arena_adopted {
+	struct mds_arena_adopted *next;
+	void *p;
+};
+
 void mds_arena_init(struct mds_arena *a)
 {
 	a->chunks = NULL;
+	a->adopted = NULL;
 	a->total_bytes = 0;
+}
+
+int mds_arena_adopt(struct mds_arena *a, void *p)
+{
+	struct mds_arena_adopted *d = mds_arena_alloc(a, sizeof(*d));
+
+	if (!d) {
+		free(p);
+		return -ENOMEM;
+	}
+	d->p = p;
+	d->next = a->adopted;
+	a->adopted = d;
+	return 0;
 }
 
 void *mds_arena_alloc(struct mds_arena *a, size_t size)
@@ -76,6 +97,9 @@ void mds_arena_release(struct mds_arena *a)
 {
 	struct mds_arena_chunk *c = a->chunks, *n;
 
+	for (struct mds_arena_adopted *d = a->adopted; d; d = d->next)
+		free(d->p);
+	a->adopted = NULL;
 	for (; c; c = n) {
 		n = c->next;
 		free(c);

@@ -8,8 +8,11 @@
 
 struct mds_arena_chunk;
 
+struct mds_arena_adopted;
+
 struct mds_arena {
 	struct mds_arena_chunk *chunks;
+	struct mds_arena_adopted *adopted;
 	size_t total_bytes;
 };
 
@@ -20,6 +23,9 @@ void *mds_arena_alloc(struct mds_arena *a, size_t size);
 void *mds_arena_calloc(struct mds_arena *a, size_t n, size_t size);
 /* A copy of len bytes (plus a NUL after them). */
 void *mds_arena_dup(struct mds_arena *a, const void *p, size_t len);
+/* Take ownership of a malloc'd pointer: freed with the arena. Returns 0, or -ENOMEM (then p is
+ * freed at once). */
+int mds_arena_adopt(struct mds_arena *a, void *p);
 /* Release everything. The arena may be used again. */
 void mds_arena_release(struct mds_arena *a);
 

@@ -94,7 +94,7 @@ static int encode_call(struct mds_server *srv, struct mds_session *s, struct mds
 	rc = proto_rpc_call_encode(m, &hdr);
 	if (rc || call->is_null)
 		return rc;
-	rc = proto_cb_compound_begin(&e, m, NULL, 1, 0);
+	rc = proto_cb_compound_begin(&e, m, NULL, s->minorversion ? s->minorversion : 1, 0);
 	if (rc)
 		return rc;
 	{

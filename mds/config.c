@@ -20,6 +20,7 @@ const struct mds_config_key mds_config_keys[] = {
 	{ "log-level", "LEVEL", "error, warn, info or debug (default info)" },
 	{ "syslog", NULL, "log to syslog instead of stderr" },
 	{ "pid-file", "FILE", "write the daemon's pid here (default /run/pnfs-mds.pid as a daemon)" },
+	{ "log-file", "FILE", "as a daemon, append log lines to FILE (default: syslog)" },
 	{ "lease-time", "SECONDS", "NFSv4.1 lease time (default 90, 1..3600)" },
 	{ "grace-time", "SECONDS", "grace period after restart for reclaims (default: the lease time)" },
 	{ "max-record", "BYTES", "largest RPC record accepted (default 2097152; K/M suffixes)" },
@@ -144,6 +145,9 @@ int mds_config_set(struct mds_config *cfg, const char *key, const char *value, c
 	} else if (!strcmp(key, "pid-file")) {
 		expect = "a file path";
 		rc = set_path(cfg->pid_file, sizeof(cfg->pid_file), value);
+	} else if (!strcmp(key, "log-file")) {
+		expect = "a file path";
+		rc = set_path(cfg->log_file, sizeof(cfg->log_file), value);
 	} else if (!strcmp(key, "lease-time")) {
 		expect = "seconds, 1..3600";
 		rc = parse_num(value, 1, 3600, 0, &n);

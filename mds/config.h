@@ -23,6 +23,7 @@ struct mds_config {
 	int log_level;                      /* enum proto_log_level */
 	int log_syslog;                     /* log to syslog instead of stderr */
 	char pid_file[MDS_CONFIG_PATH_MAX]; /* written in daemon mode (and in foreground if set) */
+	char log_file[MDS_CONFIG_PATH_MAX]; /* daemon mode: append log lines here (else syslog) */
 	uint32_t lease_time_s;
 	uint32_t grace_time_s;
 	uint32_t max_record_bytes;          /* largest RPC record accepted; larger closes the connection */

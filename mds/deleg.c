@@ -22,7 +22,7 @@ struct mds_stateid *mds_deleg_find(struct mds_file *f, struct mds_client *clp)
 	return NULL;
 }
 
-static void revoke(struct mds_server *srv, struct mds_stateid *st, const char *why)
+static void deleg_revoke(struct mds_server *srv, struct mds_stateid *st, const char *why)
 {
 	if (st->revoked)
 		return;
@@ -64,7 +64,7 @@ static void send_recall(struct mds_server *srv, struct mds_stateid *st)
 	st->recall_ms = mds_loop_now_ms();
 	srv->nrecalls++;
 	if (!s) {
-		revoke(srv, st, "no backchannel to recall it");
+		deleg_revoke(srv, st, "no backchannel to recall it");
 		return;
 	}
 	ra = malloc(sizeof(*ra));
@@ -215,5 +215,5 @@ void mds_deleg_tick(struct mds_server *srv, uint64_t now_ms)
 		return;
 	for (struct mds_stateid *st = mds_map_first(&srv->stateids, &it); st; st = mds_map_next(&srv->stateids, &it))
 		if (st->type == MDS_ST_DELEG && st->recall_ms && !st->revoked && now_ms - st->recall_ms >= limit)
-			revoke(srv, st, "not returned within a lease period of its recall");
+			deleg_revoke(srv, st, "not returned within a lease period of its recall");
 }

@@ -286,6 +286,7 @@ MDS_OP(create_session)
 	if (!s)
 		return NFS4ERR_RESOURCE;
 	mds_session_bind_conn(s, c->conn);
+	s->minorversion = c->minorversion;
 	s->cb_program = a->csa_cb_program;
 	set_cb_sec(s, a->csa_sec_parms.csa_sec_parms_val, a->csa_sec_parms.csa_sec_parms_len);
 	memset(ok, 0, sizeof(*ok));

@@ -26,6 +26,7 @@ struct mds_compound;
 struct mds_session;
 struct mds_client;
 struct mds_file;
+struct mds_io;
 
 /* ---- limits and fixed choices ------------------------------------------------------------- */
 #define MDS_MAX_OPS 128                 /* most operations per COMPOUND we negotiate */
@@ -90,6 +91,7 @@ struct mds_session {
 	uint32_t nslots;
 	struct mds_slot *slots;
 	uint32_t flags;             /* CREATE_SESSION4_FLAG_* granted */
+	uint32_t minorversion;      /* of the CREATE_SESSION: CB_COMPOUNDs use the same */
 	/* Connections bound to the fore channel (BIND_CONN_TO_SESSION or the creating one). */
 	struct mds_conn *conns[MDS_MAX_CONN_PER_SESSION];
 	unsigned nconns;
@@ -186,6 +188,10 @@ struct mds_file {
 	struct mds_lock *locks;
 	int refs;                     /* states + compounds holding it */
 	int orphaned;                 /* its last name is gone; destroyed at the last close */
+	/* MDS-path data operations run one at a time per file (read-modify-write of partial
+	 * blocks must not interleave); the others wait here. */
+	int io_busy;
+	struct mds_io *io_head, *io_tail;
 };
 
 /* ---- filehandles -------------------------------------------------------------------------- */
