@@ -229,7 +229,8 @@ int bm_parse_read_resv(const uint8_t *d, uint32_t len, struct blkmap_pr_reservat
 /* SCSI status + sense to -errno with text; *retry set when the command should simply be sent again */
 int bm_scsi_status(int status, int sense_key, int ascq, char *msg, size_t len, int *retry);
 
-/* open a device for the discovery cache: like blkmap_dev_open, quiet */
 void bm_cache_free(struct blkmap_ctx *ctx);
+/* device reads the discovery cache made for the candidate of that name (tests) */
+unsigned bm_cache_reads(struct blkmap_ctx *ctx, const char *name);
 
 #endif
