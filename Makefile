@@ -102,7 +102,8 @@ demo: deps
 
 # libFuzzer targets need clang; they get their own object tree.
 fuzz:
-	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang WARN="$(WARN) -Wno-unknown-warning-option" \
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
+	  WARN="$(WARN) -Wno-unknown-warning-option" \
 	  SAN_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer" fuzz-bins
 
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/bin/fuzz-%,$(FUZZ_SRCS))

@@ -1,10 +1,12 @@
-/* The pool's I/O half: formatting a pool directory on LUNs (labels, store, pool.conf), probing the
- * LUNs' labels for status, and opening a pool at server start, where a LUN that is missing or not
- * the one the store expects fails the open with its URL and the reason. All LUN I/O goes through
- * blkmap's device layer (sync calls); the rules themselves live in pool_label.c. */
+/* The pool's I/O half: formatting a pool directory on LUNs (labels, store, pool.conf, volume.xdr),
+ * probing the LUNs' labels for status, and opening a pool at server start, where a LUN that is
+ * missing or not the one the store expects fails the open with its URL and the reason. All LUN I/O
+ * goes through blkmap's device layer (sync calls); the rules themselves live in pool_label.c. */
 #include "mds/pool.h"
 
 #include "blkmap/blkmap.h"
+#include "nfs41.h"
+#include "proto/layout.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -307,6 +309,8 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 		if (rc)
 			perr(err, errlen, rc, "pool volume: %s", blkmap_vol_errstr(p->vol));
 	}
+	if (!rc && !so.rdonly && mds_pool_volume_xdr_check(dir, f, NULL, 0))
+		rc = mds_pool_volume_xdr_write(dir, f, err, errlen);
 	if (rc)
 		goto fail;
 	free(st);
@@ -502,6 +506,8 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 	for (uint32_t i = 0; i < nluns; i++)
 		conf.urls[i] = (char *)urls[i];
 	rc = mds_pool_conf_write(dir, &conf, err, errlen);
+	if (!rc)
+		rc = mds_pool_volume_xdr_write(dir, f, err, errlen);
 	if (rc)
 		goto out;
 	if (uuid_out)
@@ -512,5 +518,175 @@ out:
 		blkmap_dev_close(devs[i]);
 	free(area);
 	free(f);
+	return rc;
+}
+
+/* ---- the volume for clients: pnfs_block_deviceaddr4 ------------------------------------------- */
+
+int mds_pool_deviceaddr(const struct blkmap_vol *vol, struct device_addr4 *out, char *err,
+			size_t errlen)
+{
+	pnfs_block_deviceaddr4 da;
+	unsigned n = blkmap_vol_count(vol);
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&da, 0, sizeof(da));
+	da.bda_volumes.bda_volumes_val = calloc(n ? n : 1, sizeof(pnfs_block_volume4));
+	if (!da.bda_volumes.bda_volumes_val)
+		return -ENOMEM;
+	da.bda_volumes.bda_volumes_len = n;
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		pnfs_block_volume4 *v = &da.bda_volumes.bda_volumes_val[i];
+		unsigned m = blkmap_vol_nmembers(vol, i);
+		uint32_t *members = NULL;
+
+		if (blkmap_vol_type(vol, i) == BLKMAP_VOL_CONCAT || blkmap_vol_type(vol, i) == BLKMAP_VOL_STRIPE) {
+			members = calloc(m ? m : 1, sizeof(*members));
+			if (!members) {
+				rc = -ENOMEM;
+				break;
+			}
+			for (unsigned k = 0; k < m; k++)
+				members[k] = blkmap_vol_member(vol, i, k);
+		}
+		switch (blkmap_vol_type(vol, i)) {
+		case BLKMAP_VOL_SIMPLE: {
+			unsigned ns = blkmap_vol_nsig(vol, i);
+			pnfs_block_sig_component4 *c = calloc(ns ? ns : 1, sizeof(*c));
+			v->type = PNFS_BLOCK_VOLUME_SIMPLE;
+			if (!c) {
+				rc = -ENOMEM;
+				break;
+			}
+			v->pnfs_block_volume4_u.bv_simple_info.bsv_ds.bsv_ds_val = c;
+			v->pnfs_block_volume4_u.bv_simple_info.bsv_ds.bsv_ds_len = ns;
+			for (unsigned k = 0; k < ns && !rc; k++) {
+				const struct blkmap_sig_comp *sc = blkmap_vol_sig(vol, i, k);
+				c[k].bsc_sig_offset = sc->offset_bytes;
+				c[k].bsc_contents.bsc_contents_val = malloc(sc->len ? sc->len : 1);
+				if (!c[k].bsc_contents.bsc_contents_val) {
+					rc = -ENOMEM;
+					break;
+				}
+				memcpy(c[k].bsc_contents.bsc_contents_val, sc->bytes, sc->len);
+				c[k].bsc_contents.bsc_contents_len = sc->len;
+			}
+			break;
+		}
+		case BLKMAP_VOL_SLICE:
+			v->type = PNFS_BLOCK_VOLUME_SLICE;
+			v->pnfs_block_volume4_u.bv_slice_info.bsv_start = blkmap_vol_slice_start(vol, i);
+			v->pnfs_block_volume4_u.bv_slice_info.bsv_length = blkmap_vol_slice_length(vol, i);
+			v->pnfs_block_volume4_u.bv_slice_info.bsv_volume = blkmap_vol_member(vol, i, 0);
+			break;
+		case BLKMAP_VOL_CONCAT:
+			v->type = PNFS_BLOCK_VOLUME_CONCAT;
+			v->pnfs_block_volume4_u.bv_concat_info.bcv_volumes.bcv_volumes_val = members;
+			v->pnfs_block_volume4_u.bv_concat_info.bcv_volumes.bcv_volumes_len = m;
+			members = NULL;
+			break;
+		case BLKMAP_VOL_STRIPE:
+			v->type = PNFS_BLOCK_VOLUME_STRIPE;
+			v->pnfs_block_volume4_u.bv_stripe_info.bsv_stripe_unit = blkmap_vol_stripe_unit(vol, i);
+			v->pnfs_block_volume4_u.bv_stripe_info.bsv_volumes.bsv_volumes_val = members;
+			v->pnfs_block_volume4_u.bv_stripe_info.bsv_volumes.bsv_volumes_len = m;
+			members = NULL;
+			break;
+		default:
+			/* Leave the entry a simple volume without components so that freeing works. */
+			v->type = PNFS_BLOCK_VOLUME_SIMPLE;
+			rc = perr(err, errlen, -EINVAL, "volume entry %u has no block-layout form", i);
+			break;
+		}
+		free(members);
+	}
+	if (!rc) {
+		rc = proto_block_deviceaddr_encode(&da, out);
+		if (rc)
+			perr(err, errlen, rc, "encoding the volume: %s", strerror(-rc));
+	} else if (rc == -ENOMEM) {
+		perr(err, errlen, rc, "out of memory");
+	}
+	proto_block_deviceaddr_free(&da);
+	return rc;
+}
+
+static int volume_xdr_body(const struct mds_store_format *f, device_addr4 *da, char *err, size_t errlen)
+{
+	struct blkmap_vol *vol;
+	int rc = mds_pool_volume_build(f, &vol, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = mds_pool_deviceaddr(vol, da, err, errlen);
+	blkmap_vol_free(vol);
+	return rc;
+}
+
+int mds_pool_volume_xdr_write(const char *dir, const struct mds_store_format *f, char *err,
+			      size_t errlen)
+{
+	device_addr4 da;
+	char path[4096], tmp[4096];
+	FILE *fp;
+	int rc = volume_xdr_body(f, &da, err, errlen);
+
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s/%s", dir, MDS_POOL_VOLUME_XDR);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, MDS_POOL_VOLUME_XDR);
+	fp = fopen(tmp, "wb");
+	if (!fp) {
+		rc = perr(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (fwrite(da.da_addr_body.da_addr_body_val, 1, da.da_addr_body.da_addr_body_len, fp) !=
+		    da.da_addr_body.da_addr_body_len ||
+	    fflush(fp) || fsync(fileno(fp)))
+		rc = errno ? -errno : -EIO;
+	if (fclose(fp) && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		perr(err, errlen, rc, "%s: %s", path, strerror(-rc));
+	}
+out:
+	proto_device_addr_free(&da);
+	return rc;
+}
+
+int mds_pool_volume_xdr_check(const char *dir, const struct mds_store_format *f, char *why,
+			      size_t whylen)
+{
+	device_addr4 da;
+	char path[4096];
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	FILE *fp;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, MDS_POOL_VOLUME_XDR);
+	fp = fopen(path, "rb");
+	if (!fp)
+		return perr(why, whylen, -errno, "%s: %s", path, strerror(errno));
+	rc = volume_xdr_body(f, &da, why, whylen);
+	if (rc) {
+		fclose(fp);
+		return rc;
+	}
+	buf = malloc(da.da_addr_body.da_addr_body_len + 1);
+	if (buf)
+		n = fread(buf, 1, da.da_addr_body.da_addr_body_len + 1, fp);
+	fclose(fp);
+	if (!buf)
+		rc = -ENOMEM;
+	else if (n != da.da_addr_body.da_addr_body_len ||
+		 memcmp(buf, da.da_addr_body.da_addr_body_val, n))
+		rc = perr(why, whylen, -EINVAL, "%s does not describe this pool's volume", path);
+	free(buf);
+	proto_device_addr_free(&da);
 	return rc;
 }

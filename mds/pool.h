@@ -141,6 +141,23 @@ int mds_pool_volume_build(const struct mds_store_format *f, struct blkmap_vol **
 #define MDS_POOL_VOL_SIMPLE(i) (2u * (i))
 #define MDS_POOL_VOL_SLICE(i) (2u * (i) + 1u)
 
+/* The volume as RFC 5663 describes it to clients (GETDEVICEINFO's da_addr_body for
+ * LAYOUT4_BLOCK_VOLUME): vol (simple, slice, concat, stripe entries; the last one the top) becomes
+ * a pnfs_block_deviceaddr4, encoded by proto into out (layout type and body). Caller frees out with
+ * proto_device_addr_free. Returns 0, -EINVAL (an entry with no block-layout form, e.g. a SCSI
+ * volume) or -ENOMEM, with err. */
+struct device_addr4;
+int mds_pool_deviceaddr(const struct blkmap_vol *vol, struct device_addr4 *out, char *err,
+			size_t errlen);
+
+/* DIR/volume.xdr holds exactly that body (the XDR of the pool's pnfs_block_deviceaddr4).
+ * write: built from the geometry, written atomically; check: 0 if the file holds what the
+ * geometry gives, -ENOENT if absent, -EINVAL (differs) with why. */
+int mds_pool_volume_xdr_write(const char *dir, const struct mds_store_format *f, char *err,
+			      size_t errlen);
+int mds_pool_volume_xdr_check(const char *dir, const struct mds_store_format *f, char *why,
+			      size_t whylen);
+
 /* A URL for humans: any CHAP password removed ("iscsi://user%pass@h/..." -> "iscsi://user@h/..."). */
 void mds_pool_url_display(const char *url, char *out, size_t outlen);
 

@@ -137,6 +137,12 @@ int mds_label_decode(const uint8_t *buf, size_t len, struct mds_pool_label *out,
 		why_set(why, whylen, "label checksum 0x%08x, contents give 0x%08x (damaged)", crc, want);
 		return -EBADMSG;
 	}
+	for (unsigned i = 96; i < CRC_OFF; i++) {
+		if (buf[i]) {
+			why_set(why, whylen, "label byte %u is reserved but not zero", i);
+			return -EBADMSG;
+		}
+	}
 	memset(&l, 0, sizeof(l));
 	memcpy(l.pool_uuid, buf + 16, 16);
 	l.lun_index = get32(buf + 32);

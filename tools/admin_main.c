@@ -66,8 +66,9 @@ static void usage_check(FILE *o)
 {
 	fprintf(o,
 		"Usage: pnfs-admin check --pool DIR [--json]\n"
-		"Verify every LUN's label against the store and every invariant of the metadata store\n"
-		"(free-space indexes, extent maps, ownership of every volume byte, directories, counters).\n"
+		"Verify every LUN's label against the store, DIR/volume.xdr against the pool's geometry,\n"
+		"and every invariant of the metadata store (free-space indexes, extent maps, ownership of\n"
+		"every volume byte, directories, counters).\n"
 		"Prints each problem; exits 0 if there is none, 1 otherwise.\n");
 }
 
@@ -508,13 +509,29 @@ static int cmd_check(int argc, char **argv)
 	if (pr.json) {
 		printf("{");
 		print_luns_json(stdout, &v);
-		printf(",\"store_problems\":[");
+		printf(",");
 	} else {
 		for (uint32_t i = 0; i < v.f->nluns; i++)
 			if (v.lun[i].state != MDS_LUN_OK)
 				printf("LUN %u (%s): %s: %s\n", i, v.lun[i].url,
 				       mds_pool_lun_state_name(v.lun[i].state), v.lun[i].why);
 	}
+	{
+		char why[600];
+		int xrc = mds_pool_volume_xdr_check(a.c.pool, v.f, why, sizeof(why));
+		if (xrc) {
+			v.bad_luns++;
+			if (pr.json) {
+				printf("\"volume_xdr\":");
+				json_str(stdout, why);
+				printf(",");
+			} else {
+				printf("%s\n", why);
+			}
+		}
+	}
+	if (pr.json)
+		printf("\"store_problems\":[");
 	src = mds_txn_begin(v.store, MDS_TXN_RDONLY, &t);
 	if (!src) {
 		src = mds_store_check(t, report_problem, &pr);
@@ -526,8 +543,8 @@ static int cmd_check(int argc, char **argv)
 	if (pr.json) {
 		printf("],\"ok\":%s}\n", v.bad_luns || src ? "false" : "true");
 	} else if (!v.bad_luns && !src) {
-		printf("pool %s: %u LUN labels and the metadata store are consistent\n", a.c.pool,
-		       v.f->nluns);
+		printf("pool %s: %u LUN labels, volume.xdr and the metadata store are consistent\n",
+		       a.c.pool, v.f->nluns);
 	}
 	rc = v.bad_luns || src ? 1 : 0;
 	view_free(&v);

@@ -4,6 +4,8 @@
  * missing, damaged, shrunk or out of order. */
 #include "blkmap/blkmap.h"
 #include "mds/pool.h"
+#include "nfs41.h"
+#include "proto/layout.h"
 #include "tests/harness.h"
 
 #include <errno.h>
@@ -316,6 +318,90 @@ static void test_concat_volume(void)
 	blkmap_ctx_destroy(ctx);
 }
 
+/* volume.xdr is the pool's pnfs_block_deviceaddr4: simple(signature) -> slice -> stripe, as a
+ * client decodes it; pool open rewrites it when it is missing or wrong, check notices. */
+static void test_volume_xdr(void)
+{
+	struct blkmap_ctx *ctx = ctx_new();
+	const char *dir = test_tmpdir("pool-xdr");
+	struct mds_pool_format_opts o = { .stripe_unit_bytes = 64 << 10 };
+	struct mds_store *st;
+	struct mds_pool *p;
+	pnfs_block_deviceaddr4 da;
+	device_addr4 body;
+	static uint8_t buf[1 << 16];
+	uint8_t lunhead[64];
+	char path[600], err[512];
+	FILE *f;
+	size_t n;
+
+	make_luns("pool-xdr-luns");
+	CU_ASSERT_EQUAL_FATAL(mds_pool_format(ctx, dir, urls, NL, &o, NULL, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/volume.xdr", dir);
+	f = fopen(path, "rb");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	CU_ASSERT(n > 0 && n < sizeof(buf));
+	memset(&body, 0, sizeof(body));
+	body.da_layout_type = LAYOUT4_BLOCK_VOLUME;
+	body.da_addr_body.da_addr_body_len = (u_int)n;
+	body.da_addr_body.da_addr_body_val = (char *)buf;
+	memset(&da, 0, sizeof(da));
+	CU_ASSERT_EQUAL_FATAL(proto_block_deviceaddr_decode(&body, &da), 0);
+	CU_ASSERT_EQUAL_FATAL(da.bda_volumes.bda_volumes_len, 2 * NL + 1);
+	for (unsigned i = 0; i < NL; i++) {
+		pnfs_block_volume4 *sv = &da.bda_volumes.bda_volumes_val[2 * i];
+		pnfs_block_volume4 *sl = &da.bda_volumes.bda_volumes_val[2 * i + 1];
+		pnfs_block_sig_component4 *c;
+		CU_ASSERT_EQUAL_FATAL(sv->type, PNFS_BLOCK_VOLUME_SIMPLE);
+		CU_ASSERT_EQUAL_FATAL(sv->pnfs_block_volume4_u.bv_simple_info.bsv_ds.bsv_ds_len, 1);
+		c = &sv->pnfs_block_volume4_u.bv_simple_info.bsv_ds.bsv_ds_val[0];
+		CU_ASSERT_EQUAL(c->bsc_sig_offset, 0);
+		CU_ASSERT_EQUAL_FATAL(c->bsc_contents.bsc_contents_len, MDS_LABEL_SIG_BYTES);
+		CU_ASSERT_EQUAL(read_at(files[i], lunhead, MDS_LABEL_SIG_BYTES, 0), 0);
+		CU_ASSERT_EQUAL(memcmp(c->bsc_contents.bsc_contents_val, lunhead, MDS_LABEL_SIG_BYTES), 0);
+		CU_ASSERT_EQUAL(sl->type, PNFS_BLOCK_VOLUME_SLICE);
+		CU_ASSERT_EQUAL(sl->pnfs_block_volume4_u.bv_slice_info.bsv_start, 1u << 20);
+		CU_ASSERT_EQUAL(sl->pnfs_block_volume4_u.bv_slice_info.bsv_length, 7u << 20);
+		CU_ASSERT_EQUAL(sl->pnfs_block_volume4_u.bv_slice_info.bsv_volume, 2 * i);
+	}
+	{
+		pnfs_block_volume4 *top = &da.bda_volumes.bda_volumes_val[2 * NL];
+		CU_ASSERT_EQUAL_FATAL(top->type, PNFS_BLOCK_VOLUME_STRIPE);
+		CU_ASSERT_EQUAL(top->pnfs_block_volume4_u.bv_stripe_info.bsv_stripe_unit, 65536);
+		CU_ASSERT_EQUAL_FATAL(top->pnfs_block_volume4_u.bv_stripe_info.bsv_volumes.bsv_volumes_len, NL);
+		for (unsigned i = 0; i < NL; i++)
+			CU_ASSERT_EQUAL(top->pnfs_block_volume4_u.bv_stripe_info.bsv_volumes.bsv_volumes_val[i],
+					2 * i + 1);
+	}
+	proto_block_deviceaddr_free(&da);
+
+	CU_ASSERT_EQUAL_FATAL(mds_store_open(dir, &(struct mds_store_opts){ .rdonly = 1 }, &st), 0);
+	CU_ASSERT_EQUAL(mds_pool_volume_xdr_check(dir, mds_store_format(st), err, sizeof(err)), 0);
+	/* Damaged: noticed; missing: noticed; a read-write open puts it back. */
+	buf[n / 2] ^= 1;
+	f = fopen(path, "wb");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(fwrite(buf, 1, n, f), n);
+	fclose(f);
+	CU_ASSERT_EQUAL(mds_pool_volume_xdr_check(dir, mds_store_format(st), err, sizeof(err)), -EINVAL);
+	CU_ASSERT(strstr(err, "does not describe") != NULL);
+	CU_ASSERT_EQUAL(unlink(path), 0);
+	CU_ASSERT_EQUAL(mds_pool_volume_xdr_check(dir, mds_store_format(st), err, sizeof(err)), -ENOENT);
+	mds_store_close(st);
+	CU_ASSERT_EQUAL_FATAL(mds_pool_open(ctx, dir, NULL, &p, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(mds_pool_volume_xdr_check(dir, mds_store_format(mds_pool_store(p)), err,
+						  sizeof(err)), 0);
+	/* The body a server hands out for GETDEVICEINFO is the same. */
+	CU_ASSERT_EQUAL(mds_pool_deviceaddr(mds_pool_volume(p), &body, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(body.da_layout_type, LAYOUT4_BLOCK_VOLUME);
+	CU_ASSERT_EQUAL(body.da_addr_body.da_addr_body_len, n);
+	proto_device_addr_free(&body);
+	mds_pool_close(p);
+	blkmap_ctx_destroy(ctx);
+}
+
 static void test_url_display(void)
 {
 	char out[256];
@@ -333,4 +419,5 @@ TEST_SUITE(pool_files, "mds/pool_files", NULL, NULL,
 	   { "open_volume_io", test_open_volume_io },
 	   { "open_names_the_bad_lun", test_open_names_the_bad_lun },
 	   { "concat_volume", test_concat_volume },
+	   { "volume_xdr", test_volume_xdr },
 	   { "url_display", test_url_display });

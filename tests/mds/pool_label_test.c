@@ -145,6 +145,17 @@ static void test_label_inconsistent(void)
 	l.volume_type = (enum mds_volume_type)7;
 	mds_label_encode(&l, buf);
 	CU_ASSERT_EQUAL(mds_label_decode(buf, sizeof(buf), &back, why, sizeof(why)), -EBADMSG);
+	/* A reserved byte set, with a checksum that matches (found by the fuzz target). */
+	mds_label_from_format(&f, 0, 0, &l);
+	mds_label_encode(&l, buf);
+	buf[331] = 0x52;
+	{
+		uint32_t crc = mds_crc32c(0, buf, MDS_LABEL_BYTES - 4);
+		for (int i = 0; i < 4; i++)
+			buf[MDS_LABEL_BYTES - 4 + i] = (uint8_t)(crc >> (8 * i));
+	}
+	CU_ASSERT_EQUAL(mds_label_decode(buf, sizeof(buf), &back, why, sizeof(why)), -EBADMSG);
+	CU_ASSERT(strstr(why, "reserved") != NULL);
 	mds_label_from_format(&f, 0, 0, &l);
 	l.volume_bytes = l.data_bytes;
 	mds_label_encode(&l, buf);

@@ -89,6 +89,17 @@ static void test_format_status_check_on_files(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "consistent"));
 	free(out);
 
+	/* check notices a missing volume.xdr (status does not need it). */
+	snprintf(args, sizeof(args), "%s/pool/volume.xdr", d);
+	CU_ASSERT_EQUAL(unlink(args), 0);
+	snprintf(args, sizeof(args), "check --pool %s/pool", d);
+	CU_ASSERT_EQUAL(admin(&out, args), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "volume.xdr: No such file"));
+	free(out);
+	snprintf(args, sizeof(args), "status --pool %s/pool", d);
+	CU_ASSERT_EQUAL(admin(&out, args), 0);
+	free(out);
+
 	/* The same LUNs again without --force: refused, naming the first labelled one. */
 	snprintf(args, sizeof(args), "format --pool %s/pool2 %s", d, b);
 	CU_ASSERT_EQUAL(admin(&out, args), 1);
