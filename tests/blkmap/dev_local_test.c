@@ -140,7 +140,30 @@ static void test_loop_no_pr(void)
 	bmt_loop_detach(loop);
 }
 
+/* A context destroyed while a volume and a caller still hold its devices: the memory stays for the
+ * last reference, every call says -ENODEV, nothing crashes or leaks. */
+static void test_ctx_destroyed_first(void)
+{
+	char *path = make_file("bmorphan", 1 << 20);
+	struct blkmap_ctx *ctx = bmt_ctx(NULL, 0);
+	struct blkmap_dev *dev = NULL;
+	struct blkmap_vol *vol = NULL;
+	unsigned char buf[512];
+
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(ctx, path, 0, &dev), 0);
+	CU_ASSERT_EQUAL_FATAL(blkmap_vol_parse_text("simple 0:aa\nslice 0 512K 0\n", &vol, NULL, 0), 0);
+	CU_ASSERT_EQUAL(blkmap_vol_bind(vol, 0, dev), 0);
+	CU_ASSERT_EQUAL(blkmap_vol_pwrite(vol, buf, sizeof(buf), 0), 0);
+	blkmap_ctx_destroy(ctx);
+	CU_ASSERT_EQUAL(blkmap_dev_pread(dev, buf, sizeof(buf), 0), -ENODEV);
+	CU_ASSERT_EQUAL(blkmap_vol_pread(vol, buf, sizeof(buf), 0), -ENODEV);
+	CU_ASSERT_STRING_EQUAL(blkmap_dev_name(dev), path);
+	blkmap_vol_free(vol);
+	blkmap_dev_close(dev);
+}
+
 TEST_SUITE(blkmap_dev_local, "blkmap/dev_local", NULL, NULL,
 	   { "file", test_file },
 	   { "loop_direct", test_loop_direct },
-	   { "loop_no_pr", test_loop_no_pr });
+	   { "loop_no_pr", test_loop_no_pr },
+	   { "ctx_destroyed_first", test_ctx_destroyed_first });
