@@ -178,3 +178,19 @@ int blkmap_vol_pwrite(struct blkmap_vol *vol, const void *buf, size_t len, uint6
 {
 	return vol_sync(vol, BM_OP_WRITE, (void *)buf, len, off_bytes);
 }
+
+int blkmap_vol_pr_register(struct blkmap_vol *vol)
+{
+	for (unsigned i = 0; i < vol->n; i++) {
+		const struct bm_volent *e = &vol->v[i];
+		int rc;
+		if (e->type != BLKMAP_VOL_SCSI || !e->pr_key)
+			continue;
+		if (!e->dev)
+			return bm_vol_err(vol, -ENODEV, "volume %u (scsi) is not bound to a device", i);
+		rc = blkmap_pr_register(e->dev, 0, e->pr_key, 1);
+		if (rc < 0)
+			return bm_vol_err(vol, rc, "volume %u: %s", i, blkmap_errstr(e->dev->ctx));
+	}
+	return 0;
+}
