@@ -213,6 +213,12 @@ struct mds_pool;
 struct mds_pool_open_opts {
 	int rdonly;            /* the store read-only (tools beside a running server) */
 	uint64_t map_bytes;    /* LMDB map size, 0: default */
+	uint64_t pr_key;       /* non-zero: register each LUN with this persistent-reservation key
+				  (REGISTER AND IGNORE EXISTING KEY) as soon as it is open, before its
+				  label is read, so that LUNs this server fenced with an EXCLUSIVE ACCESS -
+				  REGISTRANTS ONLY reservation stay readable by it after a restart (a new
+				  session is a new initiator port); LUNs without reservations are read
+				  anyway */
 };
 
 /* Open the pool in dir at server start: pool.conf, the store, and every LUN, whose label must match
