@@ -450,8 +450,8 @@ struct blkmap_report {
 /* Find candidate devices (portals first, then paths, then local devices), open them (cached in the
  * context: each device is opened and each signature region read once), match every leaf of vol by
  * signature (all components must match) or designator, and bind the leaves. Unreadable candidates
- * are skipped. Fails with -ENODEV naming the first unmatched leaf, or -EINVAL if two leaves matched
- * the same device. rep (may be NULL): caller frees with blkmap_report_free(); filled also on failure
+ * and unreachable portals are skipped. Fails with -ENODEV naming the first unmatched leaf (and the
+ * first portal that failed, if one did), or -EINVAL if two leaves matched the same device. rep (may be NULL): caller frees with blkmap_report_free(); filled also on failure
  * as far as it got. */
 int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct blkmap_discover_opts *opts,
 		   struct blkmap_report **rep);
