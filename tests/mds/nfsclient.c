@@ -58,6 +58,7 @@ void nc_free(struct nc *c)
 		return;
 	close(c->fd);
 	proto_rm_reader_destroy(&c->rr);
+	free(c->last_body);
 	free(c);
 }
 
@@ -393,6 +394,11 @@ int nc_compound(struct nc *c, const nfs_argop4 *ops, unsigned n, struct proto_co
 		free(rec);
 		return -EPROTO;
 	}
+	free(c->last_body);
+	c->last_body_len = rl - off;
+	c->last_body = malloc(c->last_body_len ? c->last_body_len : 1);
+	if (c->last_body)
+		memcpy(c->last_body, (uint8_t *)rec + off, c->last_body_len);
 	rc = proto_compound_res_decode((uint8_t *)rec + off, rl - off, res);
 	free(rec);
 	return rc;
