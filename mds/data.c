@@ -90,6 +90,7 @@ static void io_finish(struct mds_io *io, nfsstat4 status)
 		io->buf = NULL;
 	}
 	f->io_busy = 0;
+	srv->io_pending--;
 	if (f->io_head) {
 		/* From the loop, not from here: the next operation must not run inside this one. */
 		f->refs++;
@@ -115,6 +116,7 @@ static nfsstat4 io_submit(struct mds_io *io)
 		return NFS4ERR_RESOURCE;
 	io->f = f;
 	c->op_ctx = io;
+	c->srv->io_pending++;
 	if (f->io_busy) {
 		if (f->io_tail)
 			f->io_tail->next = io;
