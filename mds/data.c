@@ -55,9 +55,15 @@ static uint64_t ceil_to(uint64_t v, uint32_t bs)
 
 static void io_start(struct mds_io *io);
 
+struct waiter_arg {
+	struct mds_server *srv;
+	struct mds_file *f;   /* referenced until the timer ran */
+};
+
 static int64_t start_waiter(struct mds_loop *loop, uint64_t id, void *arg)
 {
-	struct mds_file *f = arg;
+	struct waiter_arg *w = arg;
+	struct mds_file *f = w->f;
 	struct mds_io *io;
 	(void)loop;
 	(void)id;
@@ -71,6 +77,8 @@ static int64_t start_waiter(struct mds_loop *loop, uint64_t id, void *arg)
 		f->io_busy = 1;
 		io_start(io);
 	}
+	mds_file_put(w->srv, f);
+	free(w);
 	return MDS_TIMER_STOP;
 }
 
@@ -93,9 +101,19 @@ static void io_finish(struct mds_io *io, nfsstat4 status)
 	srv->io_pending--;
 	if (f->io_head) {
 		/* From the loop, not from here: the next operation must not run inside this one. */
-		f->refs++;
-		if (!mds_loop_add_timer(srv->loop, 0, start_waiter, f))
-			f->refs--;
+		struct waiter_arg *w = malloc(sizeof(*w));
+		if (w) {
+			w->srv = srv;
+			w->f = f;
+			f->refs++;
+			if (!mds_loop_add_timer(srv->loop, 0, start_waiter, w)) {
+				f->refs--;
+				free(w);
+			}
+		}
+		if (!w)
+			LOG_ERROR("file %llu: out of memory; queued data operations stall",
+				  (unsigned long long)f->fileid);
 	}
 	mds_file_put(srv, f);
 	if (io->kind == IO_SETSIZE && status != NFS4_OK)

@@ -821,7 +821,8 @@ int nc_read(struct nc *c, const struct nc_fh *fh, const stateid4 *sid, uint64_t 
 			if (ok->data.data_len > n)
 				rc = -EPROTO;
 			else {
-				memcpy((char *)buf + done, ok->data.data_val, ok->data.data_len);
+				if (ok->data.data_len)
+					memcpy((char *)buf + done, ok->data.data_val, ok->data.data_len);
 				done += ok->data.data_len;
 				eof = ok->eof || ok->data.data_len == 0;
 			}
