@@ -594,6 +594,12 @@ static void sequence_failed(struct pnfs_context *ctx, struct pc_compound *c, nfs
 			return;
 		}
 		break;
+	case NFS4ERR_RETRY_UNCACHED_REP:
+		if (!c->cachethis && c->retries++ < PC_STALE_RETRIES) {
+			retry_later(c, 0);
+			return;
+		}
+		break;
 	case NFS4ERR_BADSLOT:
 	case NFS4ERR_SEQ_MISORDERED:
 	case NFS4ERR_SEQ_FALSE_RETRY:
@@ -692,6 +698,15 @@ void pc_rpc_reply(struct pnfs_context *ctx, void *rec, size_t len)
 	}
 	/* An op failed. Retry what the server asks to retry; stateids replaced under us: resend. */
 	switch (c->nfs_status) {
+	case NFS4ERR_RETRY_UNCACHED_REP:
+		/* A replay after a lost connection that the server executed but did not cache: for a
+		 * compound we did not ask it to cache (READ, WRITE, GETATTR: idempotent) a fresh send is
+		 * correct; anything else cannot be known to have happened once. */
+		if (!c->cachethis && c->retries++ < PC_STALE_RETRIES) {
+			retry_later(c, 0);
+			return;
+		}
+		break;
 	case NFS4ERR_DELAY:
 	case NFS4ERR_GRACE:
 		if (c->retries++ < (c->max_delay_retries ? c->max_delay_retries : PC_DELAY_RETRIES)) {

@@ -93,6 +93,7 @@ struct pc_compound {
 	int setup;                  /* part of session setup: bypasses the wait for a ready session */
 	int no_retry;               /* do not resend after session loss (e.g. DESTROY_SESSION) */
 	int cachethis;              /* ask the server to cache the reply (state-changing compounds) */
+	int abs_path;               /* the last path split was absolute: walk from the server root */
 	int reclaim_op;             /* re-establishes sid_fh's open state: not held by reclaim_pending */
 	unsigned max_delay_retries; /* NFS4ERR_DELAY/GRACE retries; 0: the default */
 	/* stateids refreshed from the file at every (re)send: reclaim may have replaced them */

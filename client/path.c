@@ -39,6 +39,7 @@ int pc_path_split(struct pc_compound *c, const char *path, const char **comp, in
 
 	if (!copy)
 		return -ENOMEM;
+	c->abs_path = path && path[0] == '/';
 	for (p = strtok_r(copy, "/", &save); p; p = strtok_r(NULL, "/", &save)) {
 		if (strcmp(p, ".") == 0)
 			continue;
@@ -57,7 +58,10 @@ int pc_add_walk(struct pc_compound *c, const char *const *comp, int n)
 
 	if (n > PC_MAX_OPS - 8 || (ctx->fore_maxops && (uint32_t)n + 6 > ctx->fore_maxops))
 		return -ENAMETOOLONG;
-	pc_add_putfh(c, ctx->root_fh, ctx->root_fhlen);
+	if (c->abs_path)
+		pc_add_putrootfh(c);
+	else
+		pc_add_putfh(c, ctx->root_fh, ctx->root_fhlen);
 	for (int i = 0; i < n; i++) {
 		if (strcmp(comp[i], "..") == 0)
 			pc_add(c, OP_LOOKUPP);

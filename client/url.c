@@ -48,6 +48,11 @@ int pnfs_parse_url(const char *url, struct pnfs_url *out)
 	hlen = (size_t)(hend - host);
 	if (hlen == 0 || hlen >= sizeof(out->host))
 		return -EINVAL;
+	for (size_t i = 0; i < hlen; i++) {
+		int ch = (unsigned char)host[i];
+		if (!isalnum(ch) && ch != '-' && ch != '.' && ch != '_' && !(ch == ':' && host[-1] == '['))
+			return -EINVAL;
+	}
 	memcpy(out->host, host, hlen);
 	out->port = PNFS_DEFAULT_PORT;
 	if (*p == ':') {
