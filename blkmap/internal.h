@@ -71,6 +71,9 @@ struct blkmap_dev {
 	struct blkmap_ctx *ctx;
 	struct blkmap_dev *next, *prev; /* ctx->devs */
 	int refs;
+	int orphan;        /* its context was destroyed: only the memory is left, for the last unref */
+	int in_isc_service; /* inside iscsi_service() for this device: closing is deferred */
+	int zombie;        /* closed while in_isc_service: destroyed once iscsi_service() returns */
 	enum blkmap_dev_kind kind;
 	char name[512];
 	int readonly;
@@ -195,7 +198,7 @@ void bm_dev_enqueue(struct blkmap_dev *dev, struct bm_cmd *cmd);
 void bm_dev_dispatch(struct blkmap_dev *dev);
 void bm_dev_service(struct blkmap_dev *dev, uint32_t events);
 void bm_dev_tick(struct blkmap_dev *dev, int64_t now);
-void bm_dev_free(struct blkmap_dev *dev);
+void bm_dev_destroy(struct blkmap_dev *dev);
 void bm_cmd_finish(struct bm_cmd *cmd, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *bm_op_name(const struct bm_cmd *cmd);
 
@@ -229,7 +232,8 @@ int bm_parse_read_resv(const uint8_t *d, uint32_t len, struct blkmap_pr_reservat
 /* SCSI status + sense to -errno with text; *retry set when the command should simply be sent again */
 int bm_scsi_status(int status, int sense_key, int ascq, char *msg, size_t len, int *retry);
 
-/* open a device for the discovery cache: like blkmap_dev_open, quiet */
 void bm_cache_free(struct blkmap_ctx *ctx);
+/* device reads the discovery cache made for the candidate of that name (tests) */
+unsigned bm_cache_reads(struct blkmap_ctx *ctx, const char *name);
 
 #endif

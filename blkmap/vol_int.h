@@ -37,5 +37,8 @@ const char *bm_vol_type_name(enum blkmap_vol_type t);
 int bm_vol_sizes(struct blkmap_vol *vol);
 /* validate when not yet validated (after adds or bindings) */
 int bm_vol_ready(struct blkmap_vol *vol);
+/* one dm table line "START LEN TARGET PARAMS": *params points into line */
+int bm_table_parse_line(const char *line, uint64_t *start, uint64_t *len, char *target, size_t tlen,
+			const char **params);
 
 #endif

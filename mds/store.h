@@ -27,6 +27,11 @@
  * - One writer at a time: mds_txn_begin(rw) blocks while another write transaction is open, in this
  *   process or another. Read transactions never block and see a consistent snapshot. A store handle
  *   is used by one thread at a time (the server's event loop).
+ * - Iteration callbacks (mds_dir_iter, mds_orphan_iter, mds_pending_iter, mds_client_iter) must not
+ *   change the store: collect what to change, then change it after the iteration returns.
+ * - Each mutating call runs in a nested LMDB transaction, whose cost grows with the dirty pages of
+ *   the enclosing one (about 10 us per allocation in a transaction of 1,000 calls, 30 us at 20,000):
+ *   keep transactions to one COMPOUND.
  */
 
 #define MDS_STORE_FORMAT_VERSION 1

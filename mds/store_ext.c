@@ -72,57 +72,57 @@ static int ext_decode(struct mds_txn *t, const MDB_val *k, const MDB_val *v, uin
 }
 
 /* Position c on the first extent of fileid ending after off (the one containing off, or the next);
- * 0 with *x, 1 if none, -errno. */
+ * 0 with *x, 1 if none, -errno. One B-tree descent: the seek finds the first key at or after off,
+ * a step back looks at the extent before it (which may reach over off), a step forward returns. */
 static int ext_seek(struct mds_txn *t, MDB_cursor *c, uint64_t fileid, uint64_t off,
 		    struct mds_extent *x)
 {
 	uint8_t kb[16];
-	MDB_val k = { 16, kb }, v;
-	int rc;
+	MDB_val k = { 16, kb }, v, pk, pv;
+	struct mds_extent found, px;
+	int have_found, rc, prc, d;
 
 	ext_key(kb, fileid, off);
 	rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-	if (rc == 0 && !(k.mv_size == 16 && be64_get((uint8_t *)k.mv_data + 8) == off &&
-			 be64_get(k.mv_data) == fileid)) {
-		/* The previous extent may reach over off. */
-		MDB_val pk, pv;
-		int prc = mdb_cursor_get(c, &pk, &pv, MDB_PREV);
-		if (prc == 0) {
-			struct mds_extent px;
-			int d = ext_decode(t, &pk, &pv, fileid, &px);
-			if (d < 0)
-				return d;
-			if (d == 0 && px.file_off + px.len > off) {
-				*x = px;
-				return 0;
-			}
-		} else if (prc != MDB_NOTFOUND) {
-			return st_lmdb_err(t->st, prc, "mdb_cursor_get");
+	if (rc && rc != MDB_NOTFOUND)
+		return st_lmdb_err(t->st, rc, "mdb_cursor_get");
+	have_found = 0;
+	if (rc == 0) {
+		d = ext_decode(t, &k, &v, fileid, &found);
+		if (d < 0)
+			return d;
+		have_found = d == 0;
+		if (have_found && found.file_off == off) {
+			*x = found;
+			return 0;
 		}
+	}
+	prc = mdb_cursor_get(c, &pk, &pv, rc == 0 ? MDB_PREV : MDB_LAST);
+	if (prc && prc != MDB_NOTFOUND)
+		return st_lmdb_err(t->st, prc, "mdb_cursor_get");
+	if (prc == 0) {
+		d = ext_decode(t, &pk, &pv, fileid, &px);
+		if (d < 0)
+			return d;
+		if (d == 0 && px.file_off + px.len > off) {
+			*x = px;
+			return 0;
+		}
+	}
+	if (!have_found)
+		return 1;
+	/* Back to the extent the seek found; re-seek if the step back left the cursor nowhere. */
+	if (prc == 0)
+		rc = mdb_cursor_get(c, &k, &v, MDB_NEXT);
+	else {
 		k.mv_size = 16;
 		k.mv_data = kb;
 		rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);
-	} else if (rc == MDB_NOTFOUND) {
-		MDB_val pk, pv;
-		int prc = mdb_cursor_get(c, &pk, &pv, MDB_LAST);
-		if (prc == 0) {
-			struct mds_extent px;
-			int d = ext_decode(t, &pk, &pv, fileid, &px);
-			if (d < 0)
-				return d;
-			if (d == 0 && px.file_off + px.len > off) {
-				*x = px;
-				return 0;
-			}
-			return 1;
-		}
-		return prc == MDB_NOTFOUND ? 1 : st_lmdb_err(t->st, prc, "mdb_cursor_get");
 	}
-	if (rc == MDB_NOTFOUND)
-		return 1;
 	if (rc)
-		return st_lmdb_err(t->st, rc, "mdb_cursor_get");
-	return ext_decode(t, &k, &v, fileid, x);
+		return st_lmdb_err(t->st, rc == MDB_NOTFOUND ? MDB_CORRUPTED : rc, "mdb_cursor_get");
+	*x = found;
+	return 0;
 }
 
 static int ext_next(struct mds_txn *t, MDB_cursor *c, uint64_t fileid, struct mds_extent *x)

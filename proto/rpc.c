@@ -95,6 +95,8 @@ ssize_t proto_rm_feed(struct proto_rm_reader *r, const void *data, size_t len)
 				rm_end_fragment(r);
 				continue;
 			}
+			if (used == len)
+				break;
 		}
 		n = len - used;
 		if (n > r->frag_left)

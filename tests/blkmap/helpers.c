@@ -170,3 +170,45 @@ void bmt_loop_detach(const char *dev)
 		if (loops[i].active && strcmp(loops[i].dev, dev) == 0)
 			loop_detach_ent(&loops[i]);
 }
+
+void bmt_label_sig(struct blkmap_sig_comp comps[2], uint8_t storage[64], const uint8_t runid[16], uint32_t index)
+{
+	memcpy(storage, "PNFSTEST", 8);
+	memcpy(storage + 8, runid, 16);
+	memcpy(storage + 24, &index, 4);
+	memcpy(storage + 32, "TAIL", 4);
+	memcpy(storage + 36, &index, 4);
+	comps[0] = (struct blkmap_sig_comp){ 512, 28, storage };
+	comps[1] = (struct blkmap_sig_comp){ -4096, 8, storage + 32 };
+}
+
+void bmt_label_write(const char *path, uint64_t size, const uint8_t runid[16], uint32_t index)
+{
+	struct blkmap_sig_comp c[2];
+	uint8_t st[64];
+	int fd = open(path, O_WRONLY);
+
+	CU_ASSERT_FATAL(fd >= 0);
+	bmt_label_sig(c, st, runid, index);
+	CU_ASSERT_FATAL(pwrite(fd, c[0].bytes, c[0].len, 512) == (ssize_t)c[0].len);
+	CU_ASSERT_FATAL(pwrite(fd, c[1].bytes, c[1].len, (off_t)(size - 4096)) == (ssize_t)c[1].len);
+	close(fd);
+}
+
+struct blkmap_vol *bmt_pool_volume(const uint8_t runid[16], unsigned nleaves, uint64_t start, uint64_t len,
+				   uint64_t unit)
+{
+	struct blkmap_vol *vol = NULL;
+	uint32_t slices[64], idx;
+
+	CU_ASSERT_EQUAL_FATAL(blkmap_vol_create(&vol), 0);
+	for (unsigned k = 0; k < nleaves; k++) {
+		struct blkmap_sig_comp c[2];
+		uint8_t st[64];
+		bmt_label_sig(c, st, runid, k);
+		CU_ASSERT_EQUAL_FATAL(blkmap_vol_add_simple(vol, c, 2, &idx), 0);
+		CU_ASSERT_EQUAL_FATAL(blkmap_vol_add_slice(vol, start, len, idx, &slices[k]), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(blkmap_vol_add_stripe(vol, unit, slices, nleaves, &idx), 0);
+	return vol;
+}

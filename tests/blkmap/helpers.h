@@ -36,4 +36,15 @@ int bmt_have_loop(void);
 int bmt_loop_attach(const char *path, char *dev, size_t len);
 void bmt_loop_detach(const char *dev);
 
+/* Test labels: at byte 512 "PNFSTEST" + a 16-byte run id + the 4-byte index, and 8 bytes
+ * "TAIL" + index 4096 bytes before the end. bmt_label_write puts one into a LUN's backing file;
+ * bmt_label_sig fills the two signature components that find it (storage: 64 bytes). */
+void bmt_label_write(const char *path, uint64_t size, const uint8_t runid[16], uint32_t index);
+void bmt_label_sig(struct blkmap_sig_comp comps[2], uint8_t storage[64], const uint8_t runid[16], uint32_t index);
+
+/* A pool-shaped volume: nleaves simple volumes with test labels (leaf k finds label index k), each
+ * sliced at [start, start+len), striped with unit. Leaf k is entry 2k, its slice 2k+1, the stripe last. */
+struct blkmap_vol *bmt_pool_volume(const uint8_t runid[16], unsigned nleaves, uint64_t start, uint64_t len,
+				   uint64_t unit);
+
 #endif

@@ -4,6 +4,7 @@
 #include "tests/mds/store_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -318,6 +319,43 @@ static void test_map_full(void)
 	}
 }
 
+/* Garbage or a truncated environment where a store should be: an error, not a crash. */
+static void test_corrupt_environment(void)
+{
+	const char *dir = test_tmpdir("store-garbage"), *good = NULL;
+	struct mds_store *st = NULL;
+	static uint8_t junk[65536];
+	char path[512];
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CU_ASSERT_FATAL(fd >= 0);
+	test_fill_random(junk, sizeof(junk), 99);
+	CU_ASSERT_EQUAL(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	close(fd);
+	rc = mds_store_open(dir, NULL, &st);
+	CU_ASSERT(rc < 0);
+	CU_ASSERT_PTR_NULL(st);
+
+	/* A real store cut short. */
+	st = ts_create("store-trunc", 8u << 20, 4096, 65536, 0, &good);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+	mds_store_close(st);
+	st = NULL;
+	snprintf(path, sizeof(path), "%s/data.mdb", good);
+	CU_ASSERT_EQUAL(truncate(path, 4096), 0);
+	rc = mds_store_open(good, NULL, &st);
+	CU_ASSERT(rc < 0);
+	CU_ASSERT_PTR_NULL(st);
+	CU_ASSERT(strcmp(mds_store_strerror(rc), "") != 0);
+	/* An empty file. */
+	CU_ASSERT_EQUAL(truncate(path, 0), 0);
+	rc = mds_store_open(good, &(struct mds_store_opts){ .rdonly = 1 }, &st);
+	CU_ASSERT(rc < 0);
+	CU_ASSERT_PTR_NULL(st);
+}
+
 static void test_strerror(void)
 {
 	CU_ASSERT_STRING_EQUAL(mds_store_strerror(-ENOSPC),
@@ -333,4 +371,5 @@ TEST_SUITE(store_basic, "mds/store_basic", NULL, NULL,
 	   { "readonly_beside_writer", test_readonly_beside_writer },
 	   { "client_records", test_client_records },
 	   { "map_full", test_map_full },
+	   { "corrupt_environment", test_corrupt_environment },
 	   { "strerror", test_strerror });

@@ -1,0 +1,88 @@
+/* The pool behind the server: opened through mds/pool.h (labels checked against the store, the
+ * volume's leaves bound to the LUNs), with blkmap's engine driven by the server's own loop through
+ * its one pollable fd, plus a slow tick for its timers. */
+#include "mds/server.h"
+
+#include "blkmap/blkmap.h"
+#include "mds/pool.h"
+#include "proto/log.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+static void on_blkmap(struct mds_loop *loop, int fd, int events, void *arg)
+{
+	struct mds_server *srv = arg;
+	(void)loop;
+	(void)fd;
+	(void)events;
+
+	blkmap_service(srv->bctx, POLLIN);
+}
+
+static int64_t blkmap_tick(struct mds_loop *loop, uint64_t id, void *arg)
+{
+	struct mds_server *srv = arg;
+	(void)loop;
+	(void)id;
+
+	if (srv->bctx)
+		blkmap_service(srv->bctx, 0);
+	return 250;
+}
+
+int mds_server_open_pool(struct mds_server *srv, char *err, size_t errlen)
+{
+	struct blkmap_ctx_opts bo;
+	char why[1024] = "";
+	int rc, fd;
+
+	blkmap_ctx_opts_init(&bo);
+	bo.initiator_name = "iqn.2024-01.org.pnfs-san:mds";
+	rc = blkmap_ctx_create(&bo, &srv->bctx);
+	if (rc) {
+		snprintf(err, errlen, "cannot create the I/O engine: %s", strerror(-rc));
+		return rc;
+	}
+	rc = mds_pool_open(srv->bctx, srv->cfg.pool, NULL, &srv->pool, why, sizeof(why));
+	if (rc) {
+		snprintf(err, errlen, "pool %s: %s", srv->cfg.pool, why[0] ? why : strerror(-rc));
+		return rc;
+	}
+	srv->store = mds_pool_store(srv->pool);
+	srv->vol = mds_pool_volume(srv->pool);
+	fd = blkmap_get_fd(srv->bctx);
+	if (fd < 0) {
+		snprintf(err, errlen, "I/O engine: no event fd: %s", strerror(-fd));
+		return fd;
+	}
+	rc = mds_loop_add_fd(srv->loop, fd, MDS_EV_READ, on_blkmap, srv);
+	if (rc) {
+		snprintf(err, errlen, "I/O engine: cannot watch its fd: %s", strerror(-rc));
+		return rc;
+	}
+	mds_loop_add_timer(srv->loop, 250, blkmap_tick, srv);
+	for (uint32_t i = 0; i < mds_pool_nluns(srv->pool); i++) {
+		char url[MDS_POOL_URL_MAX];
+		mds_pool_url_display(mds_pool_lun_url(srv->pool, i), url, sizeof(url));
+		LOG_INFO("pool %s: LUN %u is %s", srv->cfg.pool, i, url);
+	}
+	return 0;
+}
+
+void mds_server_close_pool(struct mds_server *srv)
+{
+	if (srv->bctx) {
+		int fd = blkmap_get_fd(srv->bctx);
+		if (fd >= 0)
+			mds_loop_del_fd(srv->loop, fd, MDS_EV_READ);
+	}
+	mds_pool_close(srv->pool);
+	srv->pool = NULL;
+	srv->store = NULL;
+	srv->vol = NULL;
+	blkmap_ctx_destroy(srv->bctx);
+	srv->bctx = NULL;
+}

@@ -1,0 +1,638 @@
+/* MDS-path data. One operation at a time per file: it runs its store work in the COMPOUND's
+ * transaction and commits it before any I/O (so no transaction spans the loop), then moves bytes
+ * through blkmap, then commits the outcome in a second transaction. A WRITE allocates the blocks
+ * it covers as INVALID first, reads back a partial first or last block only when that block holds
+ * written data (INVALID blocks and bytes past the end of file are zeros: stale disk contents never
+ * reach a file), writes whole blocks, and only then marks them READ_WRITE and moves the size. */
+#include "mds/data.h"
+
+#include "blkmap/blkmap.h"
+#include "mds/compound.h"
+#include "mds/layout.h"
+#include "mds/state.h"
+#include "proto/log.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+enum io_kind { IO_READ = 1, IO_WRITE, IO_SETSIZE };
+
+struct mds_io {
+	struct mds_io *next;        /* the file's wait queue */
+	enum io_kind kind;
+	struct mds_compound *c;
+	struct mds_file *f;         /* referenced */
+	uint64_t fileid;
+	uint64_t off;
+	uint32_t len;
+	const uint8_t *data;        /* WRITE: borrowed from the COMPOUND's arguments */
+	stable_how4 stable;
+	struct mds_setattr sa;
+	uint64_t a, b;              /* the block-aligned range touched */
+	uint64_t old_size;
+	uint8_t *buf;               /* b - a bytes */
+	struct mds_extent *ext;
+	size_t next_ext;
+	int pending;                /* engine requests outstanding */
+	int err;                    /* first -errno of a request */
+	int phase;
+	READ4resok *rok;
+	WRITE4resok *wok;
+	char where[200];            /* the failing device and LBA, for the log */
+};
+
+static uint64_t floor_to(uint64_t v, uint32_t bs)
+{
+	return v - v % bs;
+}
+
+static uint64_t ceil_to(uint64_t v, uint32_t bs)
+{
+	return v % bs ? v + (bs - v % bs) : v;
+}
+
+static void io_start(struct mds_io *io);
+
+static int64_t start_waiter(struct mds_loop *loop, uint64_t id, void *arg)
+{
+	struct mds_file *f = arg;
+	struct mds_io *io;
+	(void)loop;
+	(void)id;
+
+	io = f->io_head;
+	if (io && !f->io_busy) {
+		f->io_head = io->next;
+		if (!f->io_head)
+			f->io_tail = NULL;
+		io->next = NULL;
+		f->io_busy = 1;
+		io_start(io);
+	}
+	return MDS_TIMER_STOP;
+}
+
+/* End an operation: release the file for the next one and resume the COMPOUND. */
+static void io_finish(struct mds_io *io, nfsstat4 status)
+{
+	struct mds_compound *c = io->c;
+	struct mds_server *srv = c->srv;
+	struct mds_file *f = io->f;
+
+	if (mds_compound_txn_end(c) != 0 && status == NFS4_OK)
+		status = NFS4ERR_SERVERFAULT;
+	free(io->ext);
+	io->ext = NULL;
+	if (io->kind != IO_READ) {
+		free(io->buf);
+		io->buf = NULL;
+	}
+	f->io_busy = 0;
+	if (f->io_head) {
+		/* From the loop, not from here: the next operation must not run inside this one. */
+		f->refs++;
+		if (!mds_loop_add_timer(srv->loop, 0, start_waiter, f))
+			f->refs--;
+	}
+	mds_file_put(srv, f);
+	if (io->kind == IO_SETSIZE && status != NFS4_OK)
+		memset(&c->res[c->op_index].nfs_resop4_u.opsetattr.attrsset, 0, sizeof(bitmap4));
+	mds_compound_resume(c, status);
+}
+
+/* Queue an operation behind others on its file; MDS_ASYNC. */
+static nfsstat4 io_submit(struct mds_io *io)
+{
+	struct mds_compound *c = io->c;
+	struct mds_file *f;
+
+	if (mds_compound_txn_end(c) != 0)
+		return NFS4ERR_SERVERFAULT;
+	f = mds_file_get(c->srv, io->fileid);
+	if (!f)
+		return NFS4ERR_RESOURCE;
+	io->f = f;
+	c->op_ctx = io;
+	if (f->io_busy) {
+		if (f->io_tail)
+			f->io_tail->next = io;
+		else
+			f->io_head = io;
+		f->io_tail = io;
+		return MDS_ASYNC;
+	}
+	f->io_busy = 1;
+	io_start(io);
+	return MDS_ASYNC;
+}
+
+static void note_failure(struct mds_io *io, int status, const struct blkmap_io_result *res)
+{
+	if (io->err)
+		return;
+	io->err = status;
+	snprintf(io->where, sizeof(io->where), "%s", res && res->message ? res->message : "I/O error");
+}
+
+static void io_step(struct mds_io *io);
+
+static void on_engine(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *arg)
+{
+	struct mds_io *io = arg;
+	(void)ctx;
+
+	if (status)
+		note_failure(io, status, res);
+	if (--io->pending == 0)
+		io_step(io);
+}
+
+/* Submit one engine request; counts it. */
+static void submit_rw(struct mds_io *io, int write, uint64_t vol_off, uint8_t *p, uint64_t len)
+{
+	struct blkmap_vol *vol = io->c->srv->vol;
+	struct iovec iov = { p, (size_t)len };
+	int rc;
+
+	io->pending++;
+	rc = write ? blkmap_vol_writev_async(vol, vol_off, &iov, 1, on_engine, io)
+		   : blkmap_vol_readv_async(vol, vol_off, &iov, 1, on_engine, io);
+	if (rc) {
+		note_failure(io, rc, NULL);
+		if (!io->err)
+			io->err = rc;
+		snprintf(io->where, sizeof(io->where), "%s", blkmap_errstr(io->c->srv->bctx));
+		io->pending--;
+	}
+}
+
+/* The extent covering file offset off among io->ext (which covers [a, b)). */
+static const struct mds_extent *ext_at(const struct mds_io *io, uint64_t off, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (off >= io->ext[i].file_off && off < io->ext[i].file_off + io->ext[i].len)
+			return &io->ext[i];
+	return NULL;
+}
+
+static int has_data(const struct mds_extent *e)
+{
+	return e && (e->state == MDS_EXT_RW || e->state == MDS_EXT_READ);
+}
+
+/* The map of [a, b) (holes included) into io->ext; *nout pieces. 0 or -errno. */
+static int map_range(struct mds_io *io, size_t *nout)
+{
+	struct mds_txn *t = io->c->txn;
+	size_t max = (size_t)((io->b - io->a) / io->c->srv->block_bytes) + 2, n = 0;
+	uint64_t end_off;
+	int rc;
+
+	io->ext = calloc(max, sizeof(*io->ext));
+	if (!io->ext)
+		return -ENOMEM;
+	rc = mds_ext_map(t, io->fileid, io->a, io->b - io->a, io->ext, max, &n, &end_off);
+	if (rc)
+		return rc;
+	if (end_off != io->b)
+		return -EUCLEAN; /* every block of the range must be described */
+	*nout = n;
+	return 0;
+}
+
+static nfsstat4 io_errno(int rc)
+{
+	if (rc == -ENOENT)
+		return NFS4ERR_STALE;
+	return mds_errno_to_nfs(rc);
+}
+
+/* ---- READ ---------------------------------------------------------------------------------- */
+
+static void read_start(struct mds_io *io)
+{
+	struct mds_compound *c = io->c;
+	struct mds_server *srv = c->srv;
+	uint32_t bs = srv->block_bytes;
+	struct mds_txn *t = mds_compound_txn(c);
+	struct mds_inode ino;
+	size_t n = 0, room;
+	uint64_t count;
+	int rc;
+
+	if (!t) {
+		io_finish(io, NFS4ERR_SERVERFAULT);
+		return;
+	}
+	rc = mds_inode_get(t, io->fileid, &ino);
+	if (rc) {
+		io_finish(io, io_errno(rc));
+		return;
+	}
+	if (io->off >= ino.size || io->len == 0) {
+		io->rok->eof = io->off >= ino.size;
+		io->rok->data.data_len = 0;
+		io->rok->data.data_val = NULL;
+		io_finish(io, NFS4_OK);
+		return;
+	}
+	count = io->len;
+	if (count > ino.size - io->off)
+		count = ino.size - io->off;
+	if (count > MDS_MAX_IO_BYTES)
+		count = MDS_MAX_IO_BYTES;
+	room = mds_compound_reply_room(c);
+	room = room > 8 ? room - 8 : 0; /* eof and the data length */
+	if (count > room)
+		count = room;
+	if (count == 0) {
+		io_finish(io, NFS4ERR_REP_TOO_BIG);
+		return;
+	}
+	io->len = (uint32_t)count;
+	io->a = floor_to(io->off, bs);
+	io->b = ceil_to(io->off + count, bs);
+	io->old_size = ino.size;
+	rc = map_range(io, &n);
+	mds_compound_txn_end(c);
+	if (rc) {
+		io_finish(io, io_errno(rc));
+		return;
+	}
+	if (posix_memalign((void **)&io->buf, 4096, (size_t)(io->b - io->a)) != 0) {
+		io_finish(io, NFS4ERR_RESOURCE);
+		return;
+	}
+	if (mds_arena_adopt(&c->arena, io->buf) != 0) {
+		io->buf = NULL;
+		io_finish(io, NFS4ERR_RESOURCE);
+		return;
+	}
+	io->phase = 1;
+	io->pending = 1; /* held while submitting */
+	for (size_t i = 0; i < n; i++) {
+		const struct mds_extent *e = &io->ext[i];
+		uint8_t *p = io->buf + (e->file_off - io->a);
+		if (has_data(e))
+			submit_rw(io, 0, e->vol_off, p, e->len);
+		else
+			memset(p, 0, (size_t)e->len); /* holes and INVALID extents read as zeros */
+	}
+	if (--io->pending == 0)
+		io_step(io);
+}
+
+static void read_done(struct mds_io *io)
+{
+	if (io->err) {
+		LOG_ERROR("file %llu: READ at %llu failed: %s", (unsigned long long)io->fileid,
+			  (unsigned long long)io->off, io->where);
+		io_finish(io, NFS4ERR_IO);
+		return;
+	}
+	io->rok->data.data_val = (char *)io->buf + (io->off - io->a);
+	io->rok->data.data_len = io->len;
+	io->rok->eof = io->off + io->len >= io->old_size;
+	io_finish(io, NFS4_OK);
+}
+
+/* ---- WRITE and the block-zeroing of a size change ------------------------------------------- */
+
+/* Issue the reads a partial block needs (phase 1). */
+static void rmw_read_partials(struct mds_io *io, size_t n)
+{
+	uint32_t bs = io->c->srv->block_bytes;
+	uint64_t blocks[2];
+	int nb = 0, head = io->off > io->a, tail = io->off + io->len < io->b;
+
+	if (head)
+		blocks[nb++] = io->a;
+	if (tail && (!head || io->b - bs != io->a))
+		blocks[nb++] = io->b - bs;
+	io->phase = 1;
+	io->pending = 1;
+	for (int i = 0; i < nb; i++) {
+		const struct mds_extent *e = ext_at(io, blocks[i], n);
+		uint8_t *p = io->buf + (blocks[i] - io->a);
+		if (has_data(e))
+			submit_rw(io, 0, e->vol_off + (blocks[i] - e->file_off), p, bs);
+		else
+			memset(p, 0, bs);
+	}
+	if (--io->pending == 0)
+		io_step(io);
+}
+
+/* Phase 2: the merged blocks go out, extent by extent. */
+static void rmw_write(struct mds_io *io)
+{
+	size_t n = io->next_ext;
+
+	io->phase = 2;
+	if (io->err) {
+		io_step(io);
+		return;
+	}
+	if (io->old_size < io->b) {
+		/* Nothing past the end of file may come from the disk. */
+		uint64_t from = io->old_size > io->a ? io->old_size : io->a;
+		if (io->kind == IO_WRITE) {
+			uint64_t data_end = io->off + io->len;
+			if (from < io->off)
+				memset(io->buf + (from - io->a), 0, (size_t)(io->off - from));
+			if (data_end > from)
+				from = data_end;
+		}
+		if (from < io->b)
+			memset(io->buf + (from - io->a), 0, (size_t)(io->b - from));
+	}
+	if (io->kind == IO_WRITE)
+		memcpy(io->buf + (io->off - io->a), io->data, io->len);
+	else
+		memset(io->buf + (io->off - io->a), 0, (size_t)(io->b - io->off)); /* zero past new EOF */
+	io->phase = 2;
+	io->pending = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct mds_extent *e = &io->ext[i];
+		if (e->state == MDS_EXT_NONE)
+			continue; /* cannot happen after allocation; skip rather than write nowhere */
+		submit_rw(io, 1, e->vol_off, io->buf + (e->file_off - io->a), e->len);
+	}
+	if (--io->pending == 0)
+		io_step(io);
+}
+
+static void write_start(struct mds_io *io)
+{
+	struct mds_compound *c = io->c;
+	struct mds_server *srv = c->srv;
+	uint32_t bs = srv->block_bytes;
+	struct mds_txn *t = mds_compound_txn(c);
+	struct mds_inode ino;
+	size_t n = 0;
+	int rc;
+
+	if (!t) {
+		io_finish(io, NFS4ERR_SERVERFAULT);
+		return;
+	}
+	rc = mds_inode_get(t, io->fileid, &ino);
+	if (rc) {
+		io_finish(io, io_errno(rc));
+		return;
+	}
+	io->old_size = ino.size;
+	if (io->len == 0) {
+		io->wok->count = 0;
+		io->wok->committed = io->stable == UNSTABLE4 ? UNSTABLE4 : FILE_SYNC4;
+		memcpy(io->wok->writeverf, srv->write_verf, NFS4_VERIFIER_SIZE);
+		io_finish(io, NFS4_OK);
+		return;
+	}
+	io->a = floor_to(io->off, bs);
+	io->b = ceil_to(io->off + io->len, bs);
+	rc = mds_ext_alloc(t, io->fileid, io->a, io->b - io->a, NULL);
+	if (rc == 0) {
+		mds_compound_dirty(c);
+		rc = map_range(io, &n);
+	}
+	/* The allocation is durable before any byte goes to it (it reads as zeros until the
+	 * second transaction marks it written). */
+	if (mds_compound_txn_end(c) != 0 && rc == 0)
+		rc = -EIO;
+	if (rc) {
+		io_finish(io, io_errno(rc));
+		return;
+	}
+	io->next_ext = n;
+	if (posix_memalign((void **)&io->buf, 4096, (size_t)(io->b - io->a)) != 0) {
+		io_finish(io, NFS4ERR_RESOURCE);
+		return;
+	}
+	rmw_read_partials(io, n);
+}
+
+static void write_commit(struct mds_io *io)
+{
+	struct mds_compound *c = io->c;
+	struct mds_server *srv = c->srv;
+	struct mds_txn *t;
+	int rc;
+
+	if (io->err) {
+		LOG_ERROR("file %llu: WRITE at %llu failed: %s", (unsigned long long)io->fileid,
+			  (unsigned long long)io->off, io->where);
+		io_finish(io, NFS4ERR_IO);
+		return;
+	}
+	t = mds_compound_txn(c);
+	if (!t) {
+		io_finish(io, NFS4ERR_SERVERFAULT);
+		return;
+	}
+	rc = mds_ext_set_state(t, io->fileid, io->a, io->b - io->a, MDS_EXT_RW);
+	if (rc == 0)
+		rc = mds_inode_note_write(t, io->fileid, io->off + io->len, NULL, NULL);
+	if (rc) {
+		io_finish(io, io_errno(rc));
+		return;
+	}
+	mds_compound_dirty(c);
+	io->wok->count = io->len;
+	/* A write the LUNs acknowledged and whose metadata is committed is as stable as we can make
+	 * it; UNSTABLE stays UNSTABLE so that clients keep their COMMIT semantics. */
+	io->wok->committed = io->stable == UNSTABLE4 ? UNSTABLE4 : FILE_SYNC4;
+	memcpy(io->wok->writeverf, srv->write_verf, NFS4_VERIFIER_SIZE);
+	io_finish(io, NFS4_OK);
+}
+
+/* A size change: zero the tail of the block holding the new end of file if it has data there. */
+static void setsize_start(struct mds_io *io)
+{
+	struct mds_compound *c = io->c;
+	struct mds_server *srv = c->srv;
+	uint32_t bs = srv->block_bytes;
+	struct mds_txn *t = mds_compound_txn(c);
+	struct mds_inode ino;
+	const struct mds_extent *e;
+	size_t n = 0;
+	int rc;
+
+	if (!t) {
+		io_finish(io, NFS4ERR_SERVERFAULT);
+		return;
+	}
+	rc = mds_inode_get(t, io->fileid, &ino);
+	if (rc) {
+		io_finish(io, io_errno(rc));
+		return;
+	}
+	io->old_size = ino.size;
+	io->off = io->sa.size;
+	if (io->sa.size < ino.size && io->sa.size % bs) {
+		io->a = floor_to(io->sa.size, bs);
+		io->b = io->a + bs;
+		rc = map_range(io, &n);
+		if (rc) {
+			io_finish(io, io_errno(rc));
+			return;
+		}
+		e = ext_at(io, io->a, n);
+		if (has_data(e)) {
+			mds_compound_txn_end(c);
+			io->next_ext = n;
+			if (posix_memalign((void **)&io->buf, 4096, bs) != 0) {
+				io_finish(io, NFS4ERR_RESOURCE);
+				return;
+			}
+			io->len = 0;
+			io->phase = 1;
+			io->pending = 1;
+			submit_rw(io, 0, e->vol_off + (io->a - e->file_off), io->buf, bs);
+			if (--io->pending == 0)
+				io_step(io);
+			return;
+		}
+	}
+	io->phase = 3;
+	io_step(io);
+}
+
+static void setsize_commit(struct mds_io *io)
+{
+	struct mds_compound *c = io->c;
+	struct mds_server *srv = c->srv;
+	struct mds_ranges freed = { 0 };
+	struct mds_txn *t;
+	int rc;
+
+	if (io->err) {
+		LOG_ERROR("file %llu: zeroing past the new size %llu failed: %s", (unsigned long long)io->fileid,
+			  (unsigned long long)io->sa.size, io->where);
+		io_finish(io, NFS4ERR_IO);
+		return;
+	}
+	t = mds_compound_txn(c);
+	if (!t) {
+		io_finish(io, NFS4ERR_SERVERFAULT);
+		return;
+	}
+	if (io->sa.size < io->old_size)
+		mds_layout_truncate(srv, io->f, io->sa.size);
+	rc = mds_inode_setattr(t, io->fileid, &io->sa, mds_layout_free_flags(srv, io->f), &freed, NULL);
+	if (rc == 0) {
+		mds_compound_dirty(c);
+		if (freed.n)
+			mds_layout_blocks_freed(srv, io->fileid, &freed);
+	}
+	mds_ranges_free(&freed);
+	io_finish(io, rc ? io_errno(rc) : NFS4_OK);
+}
+
+/* Advance an operation after its outstanding requests completed. */
+static void io_step(struct mds_io *io)
+{
+	switch (io->kind) {
+	case IO_READ:
+		read_done(io);
+		return;
+	case IO_WRITE:
+		if (io->phase == 1)
+			rmw_write(io);
+		else
+			write_commit(io);
+		return;
+	case IO_SETSIZE:
+		if (io->phase == 1)
+			rmw_write(io);
+		else
+			setsize_commit(io);
+		return;
+	}
+}
+
+static void io_start(struct mds_io *io)
+{
+	switch (io->kind) {
+	case IO_READ:
+		read_start(io);
+		break;
+	case IO_WRITE:
+		write_start(io);
+		break;
+	case IO_SETSIZE:
+		setsize_start(io);
+		break;
+	}
+}
+
+static struct mds_io *io_new(struct mds_compound *c, enum io_kind kind, uint64_t fileid)
+{
+	struct mds_io *io = mds_arena_calloc(&c->arena, 1, sizeof(*io));
+
+	if (!io)
+		return NULL;
+	io->kind = kind;
+	io->c = c;
+	io->fileid = fileid;
+	return io;
+}
+
+nfsstat4 mds_data_read(struct mds_compound *c, uint64_t fileid, uint64_t offset, uint32_t count, READ4resok *ok)
+{
+	struct mds_io *io;
+
+	if (!c->srv->vol)
+		return NFS4ERR_IO;
+	io = io_new(c, IO_READ, fileid);
+	if (!io)
+		return NFS4ERR_RESOURCE;
+	io->off = offset;
+	io->len = count;
+	io->rok = ok;
+	return io_submit(io);
+}
+
+nfsstat4 mds_data_write(struct mds_compound *c, uint64_t fileid, uint64_t offset, const void *data, uint32_t len,
+			stable_how4 stable, WRITE4resok *ok)
+{
+	struct mds_io *io;
+
+	if (!c->srv->vol)
+		return NFS4ERR_IO;
+	if (len > MDS_MAX_IO_BYTES)
+		len = MDS_MAX_IO_BYTES; /* a short write: the client sends the rest */
+	if (offset > (uint64_t)NFS4_INT64_MAX - len)
+		return NFS4ERR_FBIG;
+	io = io_new(c, IO_WRITE, fileid);
+	if (!io)
+		return NFS4ERR_RESOURCE;
+	io->off = offset;
+	io->len = len;
+	io->data = data;
+	io->stable = stable;
+	io->wok = ok;
+	return io_submit(io);
+}
+
+nfsstat4 mds_data_setattr_size(struct mds_compound *c, const struct mds_inode *ino, const struct mds_setattr *sa)
+{
+	struct mds_io *io;
+
+	if (sa->size > (uint64_t)NFS4_INT64_MAX)
+		return NFS4ERR_FBIG;
+	io = io_new(c, IO_SETSIZE, ino->fileid);
+	if (!io)
+		return NFS4ERR_RESOURCE;
+	io->sa = *sa;
+	if (!c->srv->vol) {
+		/* No volume (cannot happen in a running server): change the inode only. */
+		int rc = mds_inode_setattr(c->txn, ino->fileid, sa, 0, NULL, NULL);
+		if (rc == 0)
+			mds_compound_dirty(c);
+		return mds_errno_to_nfs(rc);
+	}
+	return io_submit(io);
+}

@@ -1,0 +1,93 @@
+/* MDS-path data operations (RFC 8881 §18.22, §18.32, §18.3): checks here, the bytes in
+ * mds/data.c. COMMIT has nothing to flush: WRITE replies only after the LUNs acknowledged the data
+ * and the metadata is committed, so it returns the instance's write verifier. */
+#include "mds/compound.h"
+#include "mds/data.h"
+#include "mds/deleg.h"
+#include "mds/fh.h"
+#include "mds/ops.h"
+#include "mds/state.h"
+
+#include <string.h>
+
+static nfsstat4 regular_file(struct mds_compound *c, struct mds_inode *ino)
+{
+	nfsstat4 st = mds_cfh_inode(c, ino);
+
+	if (st)
+		return st;
+	if (ino->type == MDS_FT_DIR)
+		return NFS4ERR_ISDIR;
+	if (ino->type == MDS_FT_LNK)
+		return NFS4ERR_SYMLINK;
+	if (ino->type != MDS_FT_REG)
+		return NFS4ERR_INVAL;
+	return NFS4_OK;
+}
+
+MDS_OP(read)
+{
+	READ4args *a = &arg->nfs_argop4_u.opread;
+	READ4resok *ok = &res->nfs_resop4_u.opread.READ4res_u.resok4;
+	struct mds_stateid *st = NULL;
+	struct mds_inode ino;
+	nfsstat4 s;
+
+	s = regular_file(c, &ino);
+	if (s)
+		return s;
+	s = mds_sid_check_io(c, &a->stateid, ino.fileid, 0, &st);
+	if (s)
+		return s;
+	/* An open already checked the mode bits; I/O without one is checked here. */
+	if (!st && !mds_may(&c->cred, &ino, MDS_MAY_READ) && c->cred.uid != ino.uid)
+		return NFS4ERR_ACCESS;
+	return mds_data_read(c, ino.fileid, a->offset, a->count, ok);
+}
+
+MDS_OP(write)
+{
+	WRITE4args *a = &arg->nfs_argop4_u.opwrite;
+	WRITE4resok *ok = &res->nfs_resop4_u.opwrite.WRITE4res_u.resok4;
+	struct mds_stateid *st = NULL;
+	struct mds_inode ino;
+	struct mds_file *f;
+	nfsstat4 s;
+
+	s = regular_file(c, &ino);
+	if (s)
+		return s;
+	s = mds_check_writable_export(c);
+	if (s)
+		return s;
+	s = mds_sid_check_io(c, &a->stateid, ino.fileid, 1, &st);
+	if (s)
+		return s;
+	if (!st && !mds_may(&c->cred, &ino, MDS_MAY_WRITE))
+		return NFS4ERR_ACCESS;
+	if (a->stable > FILE_SYNC4)
+		return NFS4ERR_INVAL;
+	f = mds_file_find(c->srv, ino.fileid);
+	if (f && (!st || st->type != MDS_ST_DELEG)) {
+		s = mds_deleg_break(c, f, OPEN4_SHARE_ACCESS_WRITE);
+		if (s)
+			return s;
+	}
+	return mds_data_write(c, ino.fileid, a->offset, a->data.data_val, a->data.data_len, a->stable, ok);
+}
+
+MDS_OP(commit)
+{
+	COMMIT4args *a = &arg->nfs_argop4_u.opcommit;
+	COMMIT4resok *ok = &res->nfs_resop4_u.opcommit.COMMIT4res_u.resok4;
+	struct mds_inode ino;
+	nfsstat4 s;
+
+	s = regular_file(c, &ino);
+	if (s)
+		return s == NFS4ERR_SYMLINK ? NFS4ERR_INVAL : s;
+	if (a->count && a->offset > NFS4_UINT64_MAX - a->count)
+		return NFS4ERR_INVAL;
+	memcpy(ok->writeverf, c->srv->write_verf, NFS4_VERIFIER_SIZE);
+	return NFS4_OK;
+}

@@ -1,0 +1,692 @@
+/* The pool's I/O half: formatting a pool directory on LUNs (labels, store, pool.conf, volume.xdr),
+ * probing the LUNs' labels for status, and opening a pool at server start, where a LUN that is
+ * missing or not the one the store expects fails the open with its URL and the reason. All LUN I/O
+ * goes through blkmap's device layer (sync calls); the rules themselves live in pool_label.c. */
+#include "mds/pool.h"
+
+#include "blkmap/blkmap.h"
+#include "nfs41.h"
+#include "proto/layout.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct mds_pool {
+	struct mds_store *store;
+	struct mds_pool_conf conf;
+	struct blkmap_vol *vol;
+	uint32_t nluns;
+	struct blkmap_dev *devs[MDS_MAX_LUNS];
+	struct mds_pool_label labels[MDS_MAX_LUNS];
+};
+
+static int perr(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int perr(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+void mds_pool_url_display(const char *url, char *out, size_t outlen)
+{
+	const char *scheme = strstr(url, "://"), *at, *pct, *slash;
+
+	snprintf(out, outlen, "%s", url);
+	if (!scheme)
+		return;
+	slash = strchr(scheme + 3, '/');
+	at = strchr(scheme + 3, '@');
+	if (!at || (slash && at > slash))
+		return;
+	pct = memchr(scheme + 3, '%', (size_t)(at - (scheme + 3)));
+	if (!pct)
+		return;
+	snprintf(out, outlen, "%.*s%s", (int)(pct - url), url, at);
+}
+
+const char *mds_pool_lun_state_name(enum mds_pool_lun_state s)
+{
+	switch (s) {
+	case MDS_LUN_OK:
+		return "ok";
+	case MDS_LUN_UNREACHABLE:
+		return "unreachable";
+	case MDS_LUN_UNREADABLE:
+		return "unreadable";
+	case MDS_LUN_NO_LABEL:
+		return "no-label";
+	case MDS_LUN_BAD_LABEL:
+		return "bad-label";
+	case MDS_LUN_MISMATCH:
+		return "mismatch";
+	}
+	return "?";
+}
+
+/* ---- the volume --------------------------------------------------------------------------------- */
+
+int mds_pool_volume_build(const struct mds_store_format *f, struct blkmap_vol **out, char *err,
+			  size_t errlen)
+{
+	struct blkmap_vol *vol;
+	uint32_t slices[MDS_MAX_LUNS];
+	int rc;
+
+	*out = NULL;
+	rc = blkmap_vol_create(&vol);
+	if (rc)
+		return perr(err, errlen, rc, "pool volume: %s", strerror(-rc));
+	for (uint32_t i = 0; i < f->nluns; i++) {
+		struct mds_pool_label l;
+		uint8_t sig[MDS_LABEL_SIG_BYTES];
+		struct blkmap_sig_comp comp;
+		int64_t off;
+		size_t len;
+		uint32_t simple;
+
+		mds_label_from_format(f, i, 0, &l);
+		mds_label_signature(&l, &off, sig, &len);
+		comp.offset_bytes = off;
+		comp.len = (uint32_t)len;
+		comp.bytes = sig;
+		rc = blkmap_vol_add_simple(vol, &comp, 1, &simple);
+		if (!rc)
+			rc = blkmap_vol_set_leaf_size(vol, simple, f->luns[i].size_bytes);
+		if (!rc)
+			rc = blkmap_vol_add_slice(vol, f->luns[i].data_start_bytes, f->luns[i].data_bytes,
+						  simple, &slices[i]);
+		if (rc)
+			goto fail;
+	}
+	if (f->volume_type == MDS_VOL_STRIPE)
+		rc = blkmap_vol_add_stripe(vol, f->stripe_unit_bytes, slices, f->nluns, NULL);
+	else
+		rc = blkmap_vol_add_concat(vol, slices, f->nluns, NULL);
+	if (!rc)
+		rc = blkmap_vol_validate(vol);
+	if (rc)
+		goto fail;
+	*out = vol;
+	return 0;
+fail:
+	perr(err, errlen, rc, "pool volume: %s", blkmap_vol_errstr(vol));
+	blkmap_vol_free(vol);
+	return rc;
+}
+
+/* ---- label I/O ---------------------------------------------------------------------------------- */
+
+/* Bytes read to see a label: the label rounded up to the device's block size. */
+static size_t label_read_bytes(struct blkmap_dev *dev)
+{
+	uint32_t b = blkmap_dev_block_bytes(dev);
+
+	return b > MDS_LABEL_BYTES ? b : MDS_LABEL_BYTES;
+}
+
+static int read_label_area(struct blkmap_dev *dev, uint8_t *buf, size_t *len)
+{
+	*len = label_read_bytes(dev);
+	if (*len > MDS_LABEL_AREA_BYTES)
+		return -EINVAL;
+	return blkmap_dev_pread(dev, buf, *len, 0);
+}
+
+/* ---- probe -------------------------------------------------------------------------------------- */
+
+static void probe_one(struct blkmap_ctx *ctx, const struct mds_store_format *f, uint32_t i,
+		      const char *url, struct mds_pool_lun_status *s, struct blkmap_dev **devp)
+{
+	struct blkmap_dev *dev = NULL;
+	uint8_t *buf = NULL;
+	size_t len;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	mds_pool_url_display(url, s->url, sizeof(s->url));
+	rc = blkmap_dev_open(ctx, url, 0, &dev);
+	if (rc) {
+		s->state = MDS_LUN_UNREACHABLE;
+		snprintf(s->why, sizeof(s->why), "cannot open: %s", blkmap_errstr(ctx));
+		goto out;
+	}
+	s->size_bytes = blkmap_dev_size_bytes(dev);
+	s->block_bytes = blkmap_dev_block_bytes(dev);
+	buf = malloc(MDS_LABEL_AREA_BYTES);
+	if (!buf) {
+		s->state = MDS_LUN_UNREADABLE;
+		snprintf(s->why, sizeof(s->why), "out of memory");
+		goto out;
+	}
+	rc = read_label_area(dev, buf, &len);
+	if (rc) {
+		s->state = MDS_LUN_UNREADABLE;
+		snprintf(s->why, sizeof(s->why), "cannot read the label: %s", blkmap_errstr(ctx));
+		goto out;
+	}
+	rc = mds_label_decode(buf, len, &s->label, s->why, sizeof(s->why));
+	if (rc == -ENOENT) {
+		s->state = MDS_LUN_NO_LABEL;
+		snprintf(s->why, sizeof(s->why), "no pool label");
+		goto out;
+	}
+	if (rc) {
+		s->state = MDS_LUN_BAD_LABEL;
+		goto out;
+	}
+	s->have_label = 1;
+	if (mds_label_check(&s->label, f, i, s->why, sizeof(s->why))) {
+		s->state = MDS_LUN_MISMATCH;
+		goto out;
+	}
+	if (s->size_bytes < f->luns[i].data_start_bytes + f->luns[i].data_bytes) {
+		s->state = MDS_LUN_MISMATCH;
+		snprintf(s->why, sizeof(s->why), "LUN has %llu bytes, its data area needs %llu",
+			 (unsigned long long)s->size_bytes,
+			 (unsigned long long)(f->luns[i].data_start_bytes + f->luns[i].data_bytes));
+		goto out;
+	}
+	s->state = MDS_LUN_OK;
+out:
+	free(buf);
+	if (devp)
+		*devp = dev;
+	else
+		blkmap_dev_close(dev);
+}
+
+int mds_pool_probe(struct blkmap_ctx *ctx, struct mds_store *store, const struct mds_pool_conf *conf,
+		   struct mds_pool_lun_status *st, struct blkmap_dev **devs)
+{
+	const struct mds_store_format *f = mds_store_format(store);
+	int bad = 0;
+
+	for (uint32_t i = 0; i < conf->nluns && i < f->nluns; i++) {
+		probe_one(ctx, f, i, conf->urls[i], &st[i], devs ? &devs[i] : NULL);
+		bad += st[i].state != MDS_LUN_OK;
+	}
+	return bad;
+}
+
+/* ---- open --------------------------------------------------------------------------------------- */
+
+static int conf_matches_store(const struct mds_pool_conf *c, const struct mds_store_format *f,
+			      const char *dir, char *err, size_t errlen)
+{
+	char a[37], b[37];
+
+	if (c->nluns != f->nluns)
+		return perr(err, errlen, -EINVAL, "%s/%s lists %u LUNs, the pool has %u", dir,
+			    MDS_POOL_CONF, c->nluns, f->nluns);
+	if (c->have_uuid && memcmp(c->pool_uuid, f->pool_uuid, 16)) {
+		mds_uuid_format(c->pool_uuid, a);
+		mds_uuid_format(f->pool_uuid, b);
+		return perr(err, errlen, -EINVAL, "%s/%s is for pool %s, the store is pool %s", dir,
+			    MDS_POOL_CONF, a, b);
+	}
+	return 0;
+}
+
+void mds_pool_close(struct mds_pool *p)
+{
+	if (!p)
+		return;
+	blkmap_vol_free(p->vol);
+	for (uint32_t i = 0; i < p->nluns; i++)
+		blkmap_dev_close(p->devs[i]);
+	mds_store_close(p->store);
+	mds_pool_conf_free(&p->conf);
+	free(p);
+}
+
+int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool_open_opts *opts,
+		  struct mds_pool **out, char *err, size_t errlen)
+{
+	struct mds_store_opts so = { 0 };
+	const struct mds_store_format *f;
+	struct mds_pool_lun_status *st = NULL;
+	struct mds_pool *p;
+	int rc;
+
+	*out = NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	rc = mds_pool_conf_read(dir, &p->conf, err, errlen);
+	if (rc) {
+		if (rc == -ENOENT)
+			perr(err, errlen, rc, "%s holds no pool (no %s)", dir, MDS_POOL_CONF);
+		goto fail;
+	}
+	so.rdonly = opts && opts->rdonly;
+	so.map_bytes = opts ? opts->map_bytes : 0;
+	rc = mds_store_open(dir, &so, &p->store);
+	if (rc) {
+		perr(err, errlen, rc, "%s: metadata store: %s%s%s", dir, mds_store_strerror(rc),
+		     p->store ? ": " : "", p->store ? mds_store_errstr(p->store) : "");
+		goto fail;
+	}
+	f = mds_store_format(p->store);
+	rc = conf_matches_store(&p->conf, f, dir, err, errlen);
+	if (rc)
+		goto fail;
+	p->nluns = f->nluns;
+	st = calloc(f->nluns, sizeof(*st));
+	if (!st) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (uint32_t i = 0; i < f->nluns; i++) {
+		probe_one(ctx, f, i, p->conf.urls[i], &st[i], &p->devs[i]);
+		if (st[i].state != MDS_LUN_OK) {
+			rc = st[i].state == MDS_LUN_UNREACHABLE ? -ENODEV : -EINVAL;
+			perr(err, errlen, rc, "LUN %u (%s): %s: %s", i, st[i].url,
+			     mds_pool_lun_state_name(st[i].state), st[i].why);
+			goto fail;
+		}
+		p->labels[i] = st[i].label;
+	}
+	rc = mds_pool_volume_build(f, &p->vol, err, errlen);
+	for (uint32_t i = 0; !rc && i < f->nluns; i++) {
+		rc = blkmap_vol_bind(p->vol, MDS_POOL_VOL_SIMPLE(i), p->devs[i]);
+		if (rc)
+			perr(err, errlen, rc, "LUN %u (%s): %s", i, st[i].url, blkmap_vol_errstr(p->vol));
+	}
+	if (!rc) {
+		rc = blkmap_vol_validate(p->vol);
+		if (rc)
+			perr(err, errlen, rc, "pool volume: %s", blkmap_vol_errstr(p->vol));
+	}
+	if (!rc && !so.rdonly && mds_pool_volume_xdr_check(dir, f, NULL, 0))
+		rc = mds_pool_volume_xdr_write(dir, f, err, errlen);
+	if (rc)
+		goto fail;
+	free(st);
+	*out = p;
+	return 0;
+fail:
+	free(st);
+	mds_pool_close(p);
+	return rc;
+}
+
+struct mds_store *mds_pool_store(const struct mds_pool *p)
+{
+	return p->store;
+}
+
+struct blkmap_vol *mds_pool_volume(const struct mds_pool *p)
+{
+	return p->vol;
+}
+
+uint32_t mds_pool_nluns(const struct mds_pool *p)
+{
+	return p->nluns;
+}
+
+struct blkmap_dev *mds_pool_lun_dev(const struct mds_pool *p, uint32_t i)
+{
+	return i < p->nluns ? p->devs[i] : NULL;
+}
+
+const struct mds_pool_label *mds_pool_lun_label(const struct mds_pool *p, uint32_t i)
+{
+	return i < p->nluns ? &p->labels[i] : NULL;
+}
+
+const char *mds_pool_lun_url(const struct mds_pool *p, uint32_t i)
+{
+	return i < p->nluns ? p->conf.urls[i] : NULL;
+}
+
+/* ---- format ------------------------------------------------------------------------------------- */
+
+static int dir_prepare(const char *dir, char *err, size_t errlen)
+{
+	char path[4096];
+	struct stat sb;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return perr(err, errlen, -errno, "%s: %s", dir, strerror(errno));
+	if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
+		return perr(err, errlen, -ENOTDIR, "%s: not a directory", dir);
+	snprintf(path, sizeof(path), "%s/data.mdb", dir);
+	if (stat(path, &sb) == 0)
+		return perr(err, errlen, -EEXIST, "%s already holds a pool (data.mdb)", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, MDS_POOL_CONF);
+	if (stat(path, &sb) == 0)
+		return perr(err, errlen, -EEXIST, "%s already holds a pool (%s)", dir, MDS_POOL_CONF);
+	return 0;
+}
+
+int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *urls, uint32_t nluns,
+		    const struct mds_pool_format_opts *opts, uint8_t *uuid_out, char *err,
+		    size_t errlen)
+{
+	struct mds_pool_format_opts o = opts ? *opts : (struct mds_pool_format_opts){ 0 };
+	struct blkmap_dev *devs[MDS_MAX_LUNS] = { 0 };
+	uint64_t sizes[MDS_MAX_LUNS];
+	uint32_t blocks[MDS_MAX_LUNS];
+	struct mds_store_format *f = NULL;
+	struct mds_store_opts so = { 0 };
+	struct mds_store *store = NULL;
+	struct mds_pool_conf conf;
+	uint8_t uuid[16], *area = NULL;
+	char disp[MDS_POOL_URL_MAX], why[320];
+	uint64_t now = (uint64_t)time(NULL);
+	int rc, labels_written = 0;
+
+	memset(&conf, 0, sizeof(conf));
+	if (!o.type)
+		o.type = MDS_VOL_STRIPE;
+	if (!o.block_bytes)
+		o.block_bytes = MDS_POOL_DEFAULT_BLOCK;
+	if (o.type == MDS_VOL_STRIPE && !o.stripe_unit_bytes)
+		o.stripe_unit_bytes = MDS_POOL_DEFAULT_STRIPE_UNIT;
+	if (nluns == 0 || nluns > MDS_MAX_LUNS)
+		return perr(err, errlen, -EINVAL, "%u LUNs: a pool has 1 to %u", nluns, MDS_MAX_LUNS);
+	for (uint32_t i = 0; i < nluns; i++) {
+		if (strlen(urls[i]) >= MDS_POOL_URL_MAX)
+			return perr(err, errlen, -EINVAL, "LUN %u: URL too long", i);
+		for (uint32_t j = 0; j < i; j++)
+			if (strcmp(urls[i], urls[j]) == 0)
+				return perr(err, errlen, -EINVAL, "LUN %s given twice (%u and %u)", urls[i],
+					    j, i);
+	}
+	rc = dir_prepare(dir, err, errlen);
+	if (rc)
+		return rc;
+	f = calloc(1, sizeof(*f));
+	area = calloc(1, MDS_LABEL_AREA_BYTES);
+	if (!f || !area) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* Open every LUN and look for labels before touching any. */
+	for (uint32_t i = 0; i < nluns; i++) {
+		struct mds_pool_label old;
+		size_t len;
+		mds_pool_url_display(urls[i], disp, sizeof(disp));
+		rc = blkmap_dev_open(ctx, urls[i], 0, &devs[i]);
+		if (rc) {
+			perr(err, errlen, rc, "LUN %u (%s): cannot open: %s", i, disp, blkmap_errstr(ctx));
+			goto out;
+		}
+		sizes[i] = blkmap_dev_size_bytes(devs[i]);
+		blocks[i] = blkmap_dev_block_bytes(devs[i]);
+		rc = read_label_area(devs[i], area, &len);
+		if (rc) {
+			perr(err, errlen, rc, "LUN %u (%s): cannot read: %s", i, disp, blkmap_errstr(ctx));
+			goto out;
+		}
+		if (mds_label_present(area, len) && !o.force) {
+			char u[37];
+			rc = mds_label_decode(area, len, &old, why, sizeof(why));
+			if (rc == 0) {
+				mds_uuid_format(old.pool_uuid, u);
+				perr(err, errlen, -EEXIST,
+				     "LUN %u (%s) already carries a pool label (pool %s, LUN %u of %u); "
+				     "use --force to overwrite it", i, disp, u, old.lun_index, old.lun_count);
+			} else {
+				perr(err, errlen, -EEXIST,
+				     "LUN %u (%s) already carries a pool label (%s); use --force to "
+				     "overwrite it", i, disp, why);
+			}
+			rc = -EEXIST;
+			goto out;
+		}
+	}
+	rc = mds_uuid_generate(uuid);
+	if (rc) {
+		perr(err, errlen, rc, "cannot generate a pool UUID");
+		goto out;
+	}
+	rc = mds_pool_plan(sizes, blocks, nluns, o.type, o.stripe_unit_bytes, o.block_bytes, uuid, f,
+			   why, sizeof(why));
+	if (rc) {
+		perr(err, errlen, rc, "%s", why);
+		goto out;
+	}
+	/* Label areas: the label, then zeros to the end of the first MiB. */
+	for (uint32_t i = 0; i < nluns; i++) {
+		struct mds_pool_label l;
+		mds_pool_url_display(urls[i], disp, sizeof(disp));
+		memset(area, 0, MDS_LABEL_AREA_BYTES);
+		mds_label_from_format(f, i, now, &l);
+		mds_label_encode(&l, area);
+		rc = blkmap_dev_pwrite(devs[i], area, MDS_LABEL_AREA_BYTES, 0);
+		if (rc) {
+			perr(err, errlen, rc, "LUN %u (%s): writing the label: %s%s", i, disp,
+			     blkmap_errstr(ctx),
+			     labels_written ? " (earlier LUNs are labelled now: format again with --force)" : "");
+			goto out;
+		}
+		labels_written++;
+	}
+	/* Read them back: each LUN must hold its own label (two URLs of one LUN would not). */
+	for (uint32_t i = 0; i < nluns; i++) {
+		struct mds_pool_label back;
+		size_t len;
+		mds_pool_url_display(urls[i], disp, sizeof(disp));
+		rc = read_label_area(devs[i], area, &len);
+		if (!rc)
+			rc = mds_label_decode(area, len, &back, why, sizeof(why));
+		else
+			snprintf(why, sizeof(why), "%s", blkmap_errstr(ctx));
+		if (!rc)
+			rc = mds_label_check(&back, f, i, why, sizeof(why));
+		if (rc) {
+			perr(err, errlen, rc, "LUN %u (%s): label does not read back: %s (is it the same "
+			     "LUN as another one?)", i, disp, why);
+			goto out;
+		}
+	}
+	so.map_bytes = o.map_bytes;
+	rc = mds_store_create(dir, f, &so, &store);
+	if (rc) {
+		perr(err, errlen, rc, "%s: creating the metadata store: %s", dir, mds_store_strerror(rc));
+		goto out;
+	}
+	conf.nluns = nluns;
+	conf.have_uuid = 1;
+	memcpy(conf.pool_uuid, uuid, 16);
+	for (uint32_t i = 0; i < nluns; i++)
+		conf.urls[i] = (char *)urls[i];
+	rc = mds_pool_conf_write(dir, &conf, err, errlen);
+	if (!rc)
+		rc = mds_pool_volume_xdr_write(dir, f, err, errlen);
+	if (rc)
+		goto out;
+	if (uuid_out)
+		memcpy(uuid_out, uuid, 16);
+out:
+	mds_store_close(store);
+	for (uint32_t i = 0; i < nluns; i++)
+		blkmap_dev_close(devs[i]);
+	free(area);
+	free(f);
+	return rc;
+}
+
+/* ---- the volume for clients: pnfs_block_deviceaddr4 ------------------------------------------- */
+
+int mds_pool_deviceaddr(const struct blkmap_vol *vol, struct device_addr4 *out, char *err,
+			size_t errlen)
+{
+	pnfs_block_deviceaddr4 da;
+	unsigned n = blkmap_vol_count(vol);
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&da, 0, sizeof(da));
+	da.bda_volumes.bda_volumes_val = calloc(n ? n : 1, sizeof(pnfs_block_volume4));
+	if (!da.bda_volumes.bda_volumes_val)
+		return -ENOMEM;
+	da.bda_volumes.bda_volumes_len = n;
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		pnfs_block_volume4 *v = &da.bda_volumes.bda_volumes_val[i];
+		unsigned m = blkmap_vol_nmembers(vol, i);
+		uint32_t *members = NULL;
+
+		if (blkmap_vol_type(vol, i) == BLKMAP_VOL_CONCAT || blkmap_vol_type(vol, i) == BLKMAP_VOL_STRIPE) {
+			members = calloc(m ? m : 1, sizeof(*members));
+			if (!members) {
+				rc = -ENOMEM;
+				break;
+			}
+			for (unsigned k = 0; k < m; k++)
+				members[k] = blkmap_vol_member(vol, i, k);
+		}
+		switch (blkmap_vol_type(vol, i)) {
+		case BLKMAP_VOL_SIMPLE: {
+			unsigned ns = blkmap_vol_nsig(vol, i);
+			pnfs_block_sig_component4 *c = calloc(ns ? ns : 1, sizeof(*c));
+			v->type = PNFS_BLOCK_VOLUME_SIMPLE;
+			if (!c) {
+				rc = -ENOMEM;
+				break;
+			}
+			v->pnfs_block_volume4_u.bv_simple_info.bsv_ds.bsv_ds_val = c;
+			v->pnfs_block_volume4_u.bv_simple_info.bsv_ds.bsv_ds_len = ns;
+			for (unsigned k = 0; k < ns && !rc; k++) {
+				const struct blkmap_sig_comp *sc = blkmap_vol_sig(vol, i, k);
+				c[k].bsc_sig_offset = sc->offset_bytes;
+				c[k].bsc_contents.bsc_contents_val = malloc(sc->len ? sc->len : 1);
+				if (!c[k].bsc_contents.bsc_contents_val) {
+					rc = -ENOMEM;
+					break;
+				}
+				memcpy(c[k].bsc_contents.bsc_contents_val, sc->bytes, sc->len);
+				c[k].bsc_contents.bsc_contents_len = sc->len;
+			}
+			break;
+		}
+		case BLKMAP_VOL_SLICE:
+			v->type = PNFS_BLOCK_VOLUME_SLICE;
+			v->pnfs_block_volume4_u.bv_slice_info.bsv_start = blkmap_vol_slice_start(vol, i);
+			v->pnfs_block_volume4_u.bv_slice_info.bsv_length = blkmap_vol_slice_length(vol, i);
+			v->pnfs_block_volume4_u.bv_slice_info.bsv_volume = blkmap_vol_member(vol, i, 0);
+			break;
+		case BLKMAP_VOL_CONCAT:
+			v->type = PNFS_BLOCK_VOLUME_CONCAT;
+			v->pnfs_block_volume4_u.bv_concat_info.bcv_volumes.bcv_volumes_val = members;
+			v->pnfs_block_volume4_u.bv_concat_info.bcv_volumes.bcv_volumes_len = m;
+			members = NULL;
+			break;
+		case BLKMAP_VOL_STRIPE:
+			v->type = PNFS_BLOCK_VOLUME_STRIPE;
+			v->pnfs_block_volume4_u.bv_stripe_info.bsv_stripe_unit = blkmap_vol_stripe_unit(vol, i);
+			v->pnfs_block_volume4_u.bv_stripe_info.bsv_volumes.bsv_volumes_val = members;
+			v->pnfs_block_volume4_u.bv_stripe_info.bsv_volumes.bsv_volumes_len = m;
+			members = NULL;
+			break;
+		default:
+			/* Leave the entry a simple volume without components so that freeing works. */
+			v->type = PNFS_BLOCK_VOLUME_SIMPLE;
+			rc = perr(err, errlen, -EINVAL, "volume entry %u has no block-layout form", i);
+			break;
+		}
+		free(members);
+	}
+	if (!rc) {
+		rc = proto_block_deviceaddr_encode(&da, out);
+		if (rc)
+			perr(err, errlen, rc, "encoding the volume: %s", strerror(-rc));
+	} else if (rc == -ENOMEM) {
+		perr(err, errlen, rc, "out of memory");
+	}
+	proto_block_deviceaddr_free(&da);
+	return rc;
+}
+
+static int volume_xdr_body(const struct mds_store_format *f, device_addr4 *da, char *err, size_t errlen)
+{
+	struct blkmap_vol *vol;
+	int rc = mds_pool_volume_build(f, &vol, err, errlen);
+
+	if (rc)
+		return rc;
+	rc = mds_pool_deviceaddr(vol, da, err, errlen);
+	blkmap_vol_free(vol);
+	return rc;
+}
+
+int mds_pool_volume_xdr_write(const char *dir, const struct mds_store_format *f, char *err,
+			      size_t errlen)
+{
+	device_addr4 da;
+	char path[4096], tmp[4096];
+	FILE *fp;
+	int rc = volume_xdr_body(f, &da, err, errlen);
+
+	if (rc)
+		return rc;
+	snprintf(path, sizeof(path), "%s/%s", dir, MDS_POOL_VOLUME_XDR);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, MDS_POOL_VOLUME_XDR);
+	fp = fopen(tmp, "wb");
+	if (!fp) {
+		rc = perr(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (fwrite(da.da_addr_body.da_addr_body_val, 1, da.da_addr_body.da_addr_body_len, fp) !=
+		    da.da_addr_body.da_addr_body_len ||
+	    fflush(fp) || fsync(fileno(fp)))
+		rc = errno ? -errno : -EIO;
+	if (fclose(fp) && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	if (rc) {
+		unlink(tmp);
+		perr(err, errlen, rc, "%s: %s", path, strerror(-rc));
+	}
+out:
+	proto_device_addr_free(&da);
+	return rc;
+}
+
+int mds_pool_volume_xdr_check(const char *dir, const struct mds_store_format *f, char *why,
+			      size_t whylen)
+{
+	device_addr4 da;
+	char path[4096];
+	uint8_t *buf = NULL;
+	size_t n = 0;
+	FILE *fp;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, MDS_POOL_VOLUME_XDR);
+	fp = fopen(path, "rb");
+	if (!fp)
+		return perr(why, whylen, -errno, "%s: %s", path, strerror(errno));
+	rc = volume_xdr_body(f, &da, why, whylen);
+	if (rc) {
+		fclose(fp);
+		return rc;
+	}
+	buf = malloc(da.da_addr_body.da_addr_body_len + 1);
+	if (buf)
+		n = fread(buf, 1, da.da_addr_body.da_addr_body_len + 1, fp);
+	fclose(fp);
+	if (!buf)
+		rc = -ENOMEM;
+	else if (n != da.da_addr_body.da_addr_body_len ||
+		 memcmp(buf, da.da_addr_body.da_addr_body_val, n))
+		rc = perr(why, whylen, -EINVAL, "%s does not describe this pool's volume", path);
+	free(buf);
+	proto_device_addr_free(&da);
+	return rc;
+}

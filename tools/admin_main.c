@@ -1,0 +1,574 @@
+/* pnfs-admin: format a pool on LUNs, show its status, check it. The pool directory holds the MDS's
+ * metadata store, pool.conf and the volume description; status and check open the store read-only,
+ * so they are safe beside a running pnfs-mds. Exit status: 0 ok, 1 failure, 2 usage. */
+#include "blkmap/blkmap.h"
+#include "mds/pool.h"
+#include "mds/store.h"
+#include "proto/log.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_USAGE 2
+
+struct common {
+	const char *pool;
+	const char *initiator;
+	unsigned timeout_s;
+	int json;
+};
+
+static void usage_main(FILE *o)
+{
+	fprintf(o,
+		"Usage: pnfs-admin COMMAND [OPTIONS]\n"
+		"Manage the LUN pool of a block-layout pNFS metadata server.\n\n"
+		"Commands:\n"
+		"  format  --pool DIR [--stripe-unit SIZE | --concat] [--block-size SIZE] [--force] LUN-URL...\n"
+		"          label the LUNs and create the pool in DIR\n"
+		"  status  --pool DIR [--json]   show the LUNs, the volume and the space\n"
+		"  check   --pool DIR [--json]   verify the LUN labels and the metadata store\n\n"
+		"Common options:\n"
+		"  --initiator IQN     iSCSI initiator name (default: blkmap's)\n"
+		"  --timeout SECONDS   per SCSI command and login (default 10)\n"
+		"  -h, --help          help (also after a command)\n\n"
+		"LUN-URL: iscsi://[user%%password@]host[:port]/target-iqn/lun, or a block device path.\n"
+		"Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+static void usage_format(FILE *o)
+{
+	fprintf(o,
+		"Usage: pnfs-admin format --pool DIR [--stripe-unit SIZE | --concat] [--block-size SIZE]\n"
+		"                         [--force] [--map-size SIZE] LUN-URL...\n"
+		"Write a pool label into the first MiB of every LUN (in the order given: that is the volume\n"
+		"order), create the metadata store in DIR (the root directory, all space free) and\n"
+		"DIR/pool.conf. The volume stripes the LUNs' data areas with the stripe unit (default 1M, a\n"
+		"power of two >= 4K), or concatenates them with --concat. --block-size is the layout block\n"
+		"size (default 4K). A LUN that already carries a pool label is refused unless --force; a DIR\n"
+		"that already holds a pool is always refused. SIZE takes K, M, G suffixes (powers of 1024).\n");
+}
+
+static void usage_status(FILE *o)
+{
+	fprintf(o,
+		"Usage: pnfs-admin status --pool DIR [--json]\n"
+		"Show the pool: every LUN (index, URL, size, whether its label is right), the volume (type,\n"
+		"stripe unit, size) and the space (free, used, pending) and file count. Exits 1 if a LUN is\n"
+		"not right. Safe while pnfs-mds runs (the store is opened read-only).\n");
+}
+
+static void usage_check(FILE *o)
+{
+	fprintf(o,
+		"Usage: pnfs-admin check --pool DIR [--json]\n"
+		"Verify every LUN's label against the store, DIR/volume.xdr against the pool's geometry,\n"
+		"and every invariant of the metadata store (free-space indexes, extent maps, ownership of\n"
+		"every volume byte, directories, counters).\n"
+		"Prints each problem; exits 0 if there is none, 1 otherwise.\n");
+}
+
+static int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || s[0] == '-')
+		return -EINVAL;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		v <<= 10, end++;
+		break;
+	case 'm': case 'M':
+		v <<= 20, end++;
+		break;
+	case 'g': case 'G':
+		v <<= 30, end++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end == 'i' || *end == 'B')
+		end += *end == 'i' ? (end[1] == 'B' ? 2 : 1) : 1;
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static void human(uint64_t b, char *out, size_t len)
+{
+	const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)b;
+	int i = 0;
+
+	while (v >= 1024 && i < 4) {
+		v /= 1024;
+		i++;
+	}
+	if (i == 0)
+		snprintf(out, len, "%" PRIu64 " B", b);
+	else
+		snprintf(out, len, "%.1f %s", v, u[i]);
+}
+
+static void json_str(FILE *o, const char *s)
+{
+	fputc('"', o);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(o, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(o, "\\u%04x", c);
+		else
+			fputc(c, o);
+	}
+	fputc('"', o);
+}
+
+static struct blkmap_ctx *make_ctx(const struct common *c)
+{
+	struct blkmap_ctx_opts o;
+	struct blkmap_ctx *ctx;
+	int rc;
+
+	blkmap_ctx_opts_init(&o);
+	o.initiator_name = c->initiator;
+	o.timeout_ms = (c->timeout_s ? c->timeout_s : 10) * 1000;
+	rc = blkmap_ctx_create(&o, &ctx);
+	if (rc) {
+		fprintf(stderr, "pnfs-admin: cannot create the I/O context: %s\n", strerror(-rc));
+		return NULL;
+	}
+	return ctx;
+}
+
+enum { OPT_POOL = 256, OPT_STRIPE, OPT_CONCAT, OPT_BLOCK, OPT_FORCE, OPT_JSON, OPT_INIT, OPT_TIMEOUT,
+       OPT_MAP };
+
+static const struct option opts_all[] = {
+	{ "pool", required_argument, NULL, OPT_POOL },
+	{ "stripe-unit", required_argument, NULL, OPT_STRIPE },
+	{ "concat", no_argument, NULL, OPT_CONCAT },
+	{ "block-size", required_argument, NULL, OPT_BLOCK },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "map-size", required_argument, NULL, OPT_MAP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "initiator", required_argument, NULL, OPT_INIT },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct args {
+	struct common c;
+	uint64_t stripe_unit;
+	int concat, force, have_stripe;
+	uint64_t block, map;
+	int nrest;
+	char **rest;
+};
+
+/* Parse a command's options; allowed lists the options this command takes. Returns 0, 1 for help
+ * (printed), or EXIT_USAGE. */
+static int parse_args(int argc, char **argv, const char *allowed, void (*usage)(FILE *), struct args *a)
+{
+	int ch;
+
+	memset(a, 0, sizeof(*a));
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "h", opts_all, NULL)) != -1) {
+		uint64_t v;
+		if (ch == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (ch == '?' || ch == ':') {
+			fprintf(stderr, "pnfs-admin %s: unknown option or missing argument: %s\n", argv[0],
+				argv[optind - 1]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		if (!strchr(allowed, (char)(ch - OPT_POOL + 'a'))) {
+			fprintf(stderr, "pnfs-admin %s: option %s does not apply here\n", argv[0],
+				argv[optind - 1]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+		switch (ch) {
+		case OPT_POOL:
+			a->c.pool = optarg;
+			break;
+		case OPT_STRIPE:
+			if (parse_size(optarg, &a->stripe_unit)) {
+				fprintf(stderr, "pnfs-admin: bad --stripe-unit '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			a->have_stripe = 1;
+			break;
+		case OPT_CONCAT:
+			a->concat = 1;
+			break;
+		case OPT_BLOCK:
+		case OPT_MAP:
+			if (parse_size(optarg, &v) || (ch == OPT_BLOCK && v > UINT32_MAX)) {
+				fprintf(stderr, "pnfs-admin: bad size '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			if (ch == OPT_BLOCK)
+				a->block = v;
+			else
+				a->map = v;
+			break;
+		case OPT_FORCE:
+			a->force = 1;
+			break;
+		case OPT_JSON:
+			a->c.json = 1;
+			break;
+		case OPT_INIT:
+			a->c.initiator = optarg;
+			break;
+		case OPT_TIMEOUT: {
+			char *end;
+			unsigned long t = strtoul(optarg, &end, 10);
+			if (*end || !t || t > 3600) {
+				fprintf(stderr, "pnfs-admin: bad --timeout '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			a->c.timeout_s = (unsigned)t;
+			break;
+		}
+		}
+	}
+	if (!a->c.pool) {
+		fprintf(stderr, "pnfs-admin %s: --pool DIR is required\n", argv[0]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	a->nrest = argc - optind;
+	a->rest = argv + optind;
+	return 0;
+}
+
+/* Option letters: 'a' + (OPT_x - OPT_POOL). */
+#define A_POOL "a"
+#define A_STRIPE "b"
+#define A_CONCAT "c"
+#define A_BLOCK "d"
+#define A_FORCE "e"
+#define A_JSON "f"
+#define A_INIT "g"
+#define A_TIMEOUT "h"
+#define A_MAP "i"
+
+static int cmd_format(int argc, char **argv)
+{
+	struct args a;
+	struct mds_pool_format_opts fo = { 0 };
+	struct blkmap_ctx *ctx;
+	char err[1024], u[37];
+	uint8_t uuid[16];
+	int rc = parse_args(argc, argv,
+			    A_POOL A_STRIPE A_CONCAT A_BLOCK A_FORCE A_INIT A_TIMEOUT A_MAP,
+			    usage_format, &a);
+
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (a.nrest < 1) {
+		fprintf(stderr, "pnfs-admin format: no LUN-URL given\n");
+		usage_format(stderr);
+		return EXIT_USAGE;
+	}
+	if (a.concat && a.have_stripe) {
+		fprintf(stderr, "pnfs-admin format: --stripe-unit and --concat exclude each other\n");
+		return EXIT_USAGE;
+	}
+	fo.type = a.concat ? MDS_VOL_CONCAT : MDS_VOL_STRIPE;
+	fo.stripe_unit_bytes = a.stripe_unit;
+	fo.block_bytes = (uint32_t)a.block;
+	fo.force = a.force;
+	fo.map_bytes = a.map;
+	ctx = make_ctx(&a.c);
+	if (!ctx)
+		return 1;
+	rc = mds_pool_format(ctx, a.c.pool, (const char *const *)a.rest, (uint32_t)a.nrest, &fo, uuid,
+			     err, sizeof(err));
+	blkmap_ctx_destroy(ctx);
+	if (rc) {
+		fprintf(stderr, "pnfs-admin format: %s\n", err);
+		return 1;
+	}
+	mds_uuid_format(uuid, u);
+	printf("pool %s formatted in %s on %d LUN%s\n", u, a.c.pool, a.nrest, a.nrest == 1 ? "" : "s");
+	return 0;
+}
+
+/* Everything status and check show, gathered once. */
+struct view {
+	struct mds_pool_conf conf;
+	struct mds_store *store;
+	const struct mds_store_format *f;
+	struct mds_store_stats stats;
+	struct mds_pool_lun_status *lun;
+	int bad_luns;
+};
+
+static int view_load(const struct common *c, struct view *v, char *err, size_t errlen)
+{
+	struct mds_store_opts so = { .rdonly = 1 };
+	struct blkmap_ctx *ctx;
+	struct mds_txn *t;
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	rc = mds_pool_conf_read(c->pool, &v->conf, err, errlen);
+	if (rc) {
+		if (rc == -ENOENT)
+			snprintf(err, errlen, "%s holds no pool (no %s)", c->pool, MDS_POOL_CONF);
+		return rc;
+	}
+	rc = mds_store_open(c->pool, &so, &v->store);
+	if (rc) {
+		snprintf(err, errlen, "%s: metadata store: %s", c->pool, mds_store_strerror(rc));
+		return rc;
+	}
+	v->f = mds_store_format(v->store);
+	if (v->conf.nluns != v->f->nluns) {
+		snprintf(err, errlen, "%s/%s lists %u LUNs, the store has %u", c->pool, MDS_POOL_CONF,
+			 v->conf.nluns, v->f->nluns);
+		return -EINVAL;
+	}
+	rc = mds_txn_begin(v->store, MDS_TXN_RDONLY, &t);
+	if (!rc) {
+		rc = mds_store_stats(t, &v->stats);
+		mds_txn_abort(t);
+	}
+	if (rc) {
+		snprintf(err, errlen, "%s: metadata store: %s", c->pool, mds_store_strerror(rc));
+		return rc;
+	}
+	v->lun = calloc(v->f->nluns, sizeof(*v->lun));
+	if (!v->lun)
+		return -ENOMEM;
+	ctx = make_ctx(c);
+	if (!ctx)
+		return -ENOMEM;
+	v->bad_luns = mds_pool_probe(ctx, v->store, &v->conf, v->lun, NULL);
+	blkmap_ctx_destroy(ctx);
+	return 0;
+}
+
+static void view_free(struct view *v)
+{
+	free(v->lun);
+	mds_store_close(v->store);
+	mds_pool_conf_free(&v->conf);
+}
+
+static const char *vtype(enum mds_volume_type t)
+{
+	return t == MDS_VOL_STRIPE ? "stripe" : "concat";
+}
+
+static void print_luns_json(FILE *o, const struct view *v)
+{
+	fprintf(o, "\"luns\":[");
+	for (uint32_t i = 0; i < v->f->nluns; i++) {
+		const struct mds_pool_lun_status *s = &v->lun[i];
+		fprintf(o, "%s{\"index\":%u,\"url\":", i ? "," : "", i);
+		json_str(o, s->url);
+		fprintf(o, ",\"state\":\"%s\",\"label_ok\":%s,\"size_bytes\":%" PRIu64
+			   ",\"block_bytes\":%u,\"data_start_bytes\":%" PRIu64 ",\"data_bytes\":%" PRIu64
+			   ",\"reason\":",
+			mds_pool_lun_state_name(s->state), s->state == MDS_LUN_OK ? "true" : "false",
+			s->size_bytes, s->block_bytes, v->f->luns[i].data_start_bytes,
+			v->f->luns[i].data_bytes);
+		json_str(o, s->why);
+		fputc('}', o);
+	}
+	fputc(']', o);
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	struct args a;
+	struct view v;
+	char err[1024], u[37], h1[32], h2[32], h3[32], h4[32];
+	int rc = parse_args(argc, argv, A_POOL A_JSON A_INIT A_TIMEOUT, usage_status, &a);
+
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (a.nrest) {
+		fprintf(stderr, "pnfs-admin status: unexpected argument '%s'\n", a.rest[0]);
+		return EXIT_USAGE;
+	}
+	rc = view_load(&a.c, &v, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "pnfs-admin status: %s\n", err);
+		view_free(&v);
+		return 1;
+	}
+	mds_uuid_format(v.f->pool_uuid, u);
+	if (a.c.json) {
+		printf("{\"pool\":{\"dir\":");
+		json_str(stdout, a.c.pool);
+		printf(",\"uuid\":\"%s\"},\"volume\":{\"type\":\"%s\",\"stripe_unit_bytes\":%" PRIu64
+		       ",\"block_bytes\":%u,\"size_bytes\":%" PRIu64 ",\"luns\":%u},",
+		       u, vtype(v.f->volume_type), v.f->stripe_unit_bytes, v.f->block_bytes,
+		       v.f->volume_bytes, v.f->nluns);
+		print_luns_json(stdout, &v);
+		printf(",\"space\":{\"free_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64
+		       ",\"pending_bytes\":%" PRIu64 ",\"free_extents\":%" PRIu64 "},\"files\":%" PRIu64
+		       ",\"luns_ok\":%s}\n",
+		       v.stats.free_bytes, v.stats.used_bytes, v.stats.pending_bytes,
+		       v.stats.free_extents, v.stats.files, v.bad_luns ? "false" : "true");
+	} else {
+		human(v.f->volume_bytes, h1, sizeof(h1));
+		printf("pool    %s  (%s)\n", u, a.c.pool);
+		if (v.f->volume_type == MDS_VOL_STRIPE) {
+			human(v.f->stripe_unit_bytes, h2, sizeof(h2));
+			printf("volume  stripe of %u LUNs, unit %s, block %u B, %s (%" PRIu64 " bytes)\n",
+			       v.f->nluns, h2, v.f->block_bytes, h1, v.f->volume_bytes);
+		} else {
+			printf("volume  concat of %u LUNs, block %u B, %s (%" PRIu64 " bytes)\n", v.f->nluns,
+			       v.f->block_bytes, h1, v.f->volume_bytes);
+		}
+		printf("LUN  LABEL        SIZE        DATA        URL\n");
+		for (uint32_t i = 0; i < v.f->nluns; i++) {
+			const struct mds_pool_lun_status *s = &v.lun[i];
+			human(s->size_bytes, h2, sizeof(h2));
+			human(v.f->luns[i].data_bytes, h3, sizeof(h3));
+			printf("%-4u %-12s %-11s %-11s %s\n", i, mds_pool_lun_state_name(s->state),
+			       s->state == MDS_LUN_UNREACHABLE ? "-" : h2, h3, s->url);
+			if (s->state != MDS_LUN_OK)
+				printf("     %s\n", s->why);
+		}
+		human(v.stats.free_bytes, h1, sizeof(h1));
+		human(v.stats.used_bytes, h2, sizeof(h2));
+		human(v.stats.pending_bytes, h3, sizeof(h3));
+		snprintf(h4, sizeof(h4), "%" PRIu64, v.stats.files);
+		printf("space   free %s, used %s, pending %s (%" PRIu64 " free extents)\n", h1, h2, h3,
+		       v.stats.free_extents);
+		printf("files   %s\n", h4);
+	}
+	rc = v.bad_luns ? 1 : 0;
+	view_free(&v);
+	return rc;
+}
+
+struct problems {
+	int json, n;
+};
+
+static void report_problem(void *arg, const char *line)
+{
+	struct problems *p = arg;
+
+	if (p->json) {
+		printf("%s", p->n ? "," : "");
+		json_str(stdout, line);
+	} else {
+		printf("store: %s\n", line);
+	}
+	p->n++;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	struct args a;
+	struct view v;
+	struct problems pr = { 0 };
+	struct mds_txn *t;
+	char err[1024];
+	int rc = parse_args(argc, argv, A_POOL A_JSON A_INIT A_TIMEOUT, usage_check, &a), src;
+
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if (a.nrest) {
+		fprintf(stderr, "pnfs-admin check: unexpected argument '%s'\n", a.rest[0]);
+		return EXIT_USAGE;
+	}
+	rc = view_load(&a.c, &v, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "pnfs-admin check: %s\n", err);
+		view_free(&v);
+		return 1;
+	}
+	pr.json = a.c.json;
+	if (pr.json) {
+		printf("{");
+		print_luns_json(stdout, &v);
+		printf(",");
+	} else {
+		for (uint32_t i = 0; i < v.f->nluns; i++)
+			if (v.lun[i].state != MDS_LUN_OK)
+				printf("LUN %u (%s): %s: %s\n", i, v.lun[i].url,
+				       mds_pool_lun_state_name(v.lun[i].state), v.lun[i].why);
+	}
+	{
+		char why[600];
+		int xrc = mds_pool_volume_xdr_check(a.c.pool, v.f, why, sizeof(why));
+		if (xrc) {
+			v.bad_luns++;
+			if (pr.json) {
+				printf("\"volume_xdr\":");
+				json_str(stdout, why);
+				printf(",");
+			} else {
+				printf("%s\n", why);
+			}
+		}
+	}
+	if (pr.json)
+		printf("\"store_problems\":[");
+	src = mds_txn_begin(v.store, MDS_TXN_RDONLY, &t);
+	if (!src) {
+		src = mds_store_check(t, report_problem, &pr);
+		mds_txn_abort(t);
+	}
+	if (src && src != -EUCLEAN && !pr.json)
+		printf("store: check failed: %s (%s)\n", mds_store_strerror(src),
+		       mds_store_errstr(v.store));
+	if (pr.json) {
+		printf("],\"ok\":%s}\n", v.bad_luns || src ? "false" : "true");
+	} else if (!v.bad_luns && !src) {
+		printf("pool %s: %u LUN labels, volume.xdr and the metadata store are consistent\n",
+		       a.c.pool, v.f->nluns);
+	}
+	rc = v.bad_luns || src ? 1 : 0;
+	view_free(&v);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	proto_log_set_prog("pnfs-admin");
+	if (argc < 2) {
+		usage_main(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage_main(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "format"))
+		return cmd_format(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "status"))
+		return cmd_status(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "check"))
+		return cmd_check(argc - 1, argv + 1);
+	fprintf(stderr, "pnfs-admin: unknown command '%s'\n", argv[1]);
+	usage_main(stderr);
+	return EXIT_USAGE;
+}
