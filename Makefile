@@ -101,6 +101,7 @@ demo: deps
 	@PNFS_BIN=$(CURDIR)/$(BUILD)/bin PNFS_TOP=$(CURDIR) tools/demo
 
 # libFuzzer targets need clang; they get their own object tree.
+# clang does not know gcc's -Wno-format-truncation: tell it not to fail on unknown -W options.
 fuzz:
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang \
 	  WARN="$(WARN) -Wno-unknown-warning-option" \

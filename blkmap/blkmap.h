@@ -93,7 +93,8 @@ enum blkmap_dev_kind {
  * target name may be %-encoded), or a path to a block device or a regular file. For iSCSI this logs
  * in, reads the capacity (READ CAPACITY 16), INQUIRY data and VPD pages 0x80, 0x83 and 0xB0 (Block
  * Limits); a LUN that is not a direct-access block device (tgt's LUN 0 controller) is refused with
- * -ENOTBLK. Sync (bounded by the command timeout). Caller releases with blkmap_dev_close(). */
+ * -ENOTBLK. Sync (bounded by the command timeout; not from inside a completion callback: -EDEADLK).
+ * Caller releases with blkmap_dev_close(). */
 int blkmap_dev_open(struct blkmap_ctx *ctx, const char *spec, unsigned flags, struct blkmap_dev **out);
 
 /* Devices are reference counted: blkmap_dev_ref() takes another reference, blkmap_dev_close() drops
@@ -312,7 +313,8 @@ int blkmap_vol_validate(struct blkmap_vol *vol);
 unsigned blkmap_vol_count(const struct blkmap_vol *vol);
 enum blkmap_vol_type blkmap_vol_type(const struct blkmap_vol *vol, uint32_t index);
 int blkmap_vol_is_leaf(const struct blkmap_vol *vol, uint32_t index);
-/* Size in bytes of entry index (the top: UINT32_MAX), or 0 while a leaf below it has no size. */
+/* Size in bytes of entry index (the top is blkmap_vol_count() - 1), or 0 while a leaf below it has no
+ * size. Sizes are computed by blkmap_vol_validate(). */
 uint64_t blkmap_vol_size_bytes(const struct blkmap_vol *vol, uint32_t index);
 unsigned blkmap_vol_nmembers(const struct blkmap_vol *vol, uint32_t index);
 uint32_t blkmap_vol_member(const struct blkmap_vol *vol, uint32_t index, unsigned k);
@@ -363,6 +365,12 @@ struct blkmap_run {
  * allocated, caller frees with free(). The volume must have passed blkmap_vol_validate(). */
 int blkmap_vol_map(struct blkmap_vol *vol, uint64_t off_bytes, uint64_t len_bytes,
 		   struct blkmap_run **runs, size_t *nruns);
+
+/* For SCSI layouts: register each SCSI leaf's PR key (RFC 8154 sbv_pr_key) on its bound device with
+ * REGISTER AND IGNORE EXISTING KEY, as a client does before I/O. Sync. Returns 0, or the first
+ * failure (-ENODEV for an unbound leaf) with blkmap_errstr() naming the device. Leaves without a key
+ * are skipped. */
+int blkmap_vol_pr_register(struct blkmap_vol *vol);
 
 /* ---- volume I/O (the engine) ------------------------------------------------------------------- */
 

@@ -186,13 +186,15 @@ int proto_attrmask_to_bitmap4(const struct proto_attrmask *m, bitmap4 *out)
 
 /* ---- value coders: one function per shape, both directions ------------------------------------ */
 
+/* XDR booleans are 0 or 1 (RFC 4506 §4.4); anything else is malformed, not "true", so that a
+ * decoded value encodes back to the same bytes. */
 static bool_t code_bool(XDR *x, bool *v)
 {
-	bool_t t = *v;
+	uint32_t t = *v ? 1 : 0;
 
-	if (!xdr_bool(x, &t))
+	if (!xdr_uint32_t(x, &t) || t > 1)
 		return FALSE;
-	*v = t != 0;
+	*v = t == 1;
 	return TRUE;
 }
 

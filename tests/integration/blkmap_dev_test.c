@@ -5,6 +5,7 @@
 #include "tests/harness.h"
 #include "tests/lab.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,129 @@ static void test_async_queue_depth(void)
 	lab_down(lab);
 }
 
+struct loop_state {
+	int done, failed, deadlk;
+	struct blkmap_dev *dev;
+	unsigned char *buf;
+};
+
+static void own_loop_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *priv)
+{
+	struct loop_state *s = priv;
+	unsigned char b[512];
+	(void)res;
+	s->done++;
+	s->failed += status < 0;
+	/* a sync call from a callback would recurse into the loop: refused */
+	if (blkmap_dev_pread(s->dev, b, sizeof(b), 0) == -EDEADLK && strstr(blkmap_errstr(ctx), "callback"))
+		s->deadlk++;
+}
+
+/* The way the server and the client drive blkmap: the context's one fd in their own poll loop. */
+static void test_own_event_loop(void)
+{
+	const int n = 40;
+	const size_t len = 128 << 10;
+	struct test_lab *lab = lab_up(2, "8M", NULL);
+	struct blkmap_ctx *ctx;
+	struct blkmap_dev *d2 = NULL;
+	struct loop_state s = { 0 };
+	unsigned char *back = malloc(len);
+	int fd, rounds = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	ctx = bmt_ctx(BMT_INITIATOR_A, 5000);
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(ctx, lab->urls[0], 0, &s.dev), 0);
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(ctx, lab->urls[1], 0, &d2), 0);
+	fd = blkmap_get_fd(ctx);
+	CU_ASSERT(fd >= 0);
+	CU_ASSERT_EQUAL(blkmap_which_events(ctx), POLLIN);
+	s.buf = malloc((size_t)n * len);
+	test_fill_random(s.buf, (size_t)n * len, 8);
+	for (int i = 0; i < n; i++) {
+		struct iovec iov = { s.buf + (size_t)i * len, len };
+		CU_ASSERT_EQUAL(blkmap_dev_writev_async(i % 2 ? d2 : s.dev, (uint64_t)(i / 2) * len, &iov, 1, own_loop_cb,
+							&s), 0);
+	}
+	while (s.done < n && rounds < 100000) {
+		struct pollfd p = { .fd = fd, .events = (short)blkmap_which_events(ctx) };
+		int r = poll(&p, 1, 1000);
+		CU_ASSERT_FATAL(r >= 0);
+		CU_ASSERT_EQUAL(blkmap_service(ctx, r > 0 ? p.revents : 0), 0);
+		rounds++;
+	}
+	CU_ASSERT_EQUAL(s.done, n);
+	CU_ASSERT_EQUAL(s.failed, 0);
+	CU_ASSERT_EQUAL(s.deadlk, n);
+	CU_ASSERT_EQUAL(blkmap_outstanding(ctx), 0);
+	for (int i = 0; i < n; i++) {
+		CU_ASSERT_EQUAL(bmt_read_file(lab->files[i % 2], back, len, (uint64_t)(i / 2) * len), 0);
+		CU_ASSERT(memcmp(back, s.buf + (size_t)i * len, len) == 0);
+	}
+	/* closing a device with commands queued: they complete with -ECANCELED, nothing leaks */
+	{
+		struct many m = { 0 };
+		m.dev = d2;
+		for (int i = 0; i < 8; i++) {
+			struct iovec iov = { s.buf, len };
+			CU_ASSERT_EQUAL(blkmap_dev_writev_async(d2, 0, &iov, 1, many_cb, &m), 0);
+		}
+		blkmap_dev_close(d2);
+		CU_ASSERT_EQUAL(blkmap_wait_idle(ctx), 0);
+		CU_ASSERT_EQUAL(m.done, 8);
+		CU_ASSERT_EQUAL(m.failed, 8);
+	}
+	blkmap_dev_close(s.dev);
+	blkmap_ctx_destroy(ctx);
+	free(s.buf);
+	free(back);
+	lab_down(lab);
+}
+
+struct closer {
+	struct blkmap_dev *dev;
+	int done, ok, cancelled;
+};
+
+static void closer_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *priv)
+{
+	struct closer *c = priv;
+	(void)ctx;
+	(void)res;
+	c->done++;
+	c->ok += status == 0;
+	c->cancelled += status == -ECANCELED;
+	if (c->dev) {
+		/* the application gives the device up from inside a completion (inside libiscsi) */
+		blkmap_dev_close(c->dev);
+		c->dev = NULL;
+	}
+}
+
+static void test_close_from_callback(void)
+{
+	struct test_lab *lab = lab_up(1, "8M", NULL);
+	struct blkmap_ctx *ctx;
+	struct closer c = { 0 };
+	unsigned char *buf = malloc(64 << 10);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	ctx = bmt_ctx(BMT_INITIATOR_A, 5000);
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(ctx, lab->urls[0], 0, &c.dev), 0);
+	memset(buf, 1, 64 << 10);
+	for (int i = 0; i < 48; i++) {
+		struct iovec iov = { buf, 64 << 10 };
+		CU_ASSERT_EQUAL(blkmap_dev_writev_async(c.dev, (uint64_t)i << 16, &iov, 1, closer_cb, &c), 0);
+	}
+	CU_ASSERT_EQUAL(blkmap_wait_idle(ctx), 0);
+	CU_ASSERT_EQUAL(c.done, 48);
+	CU_ASSERT(c.ok >= 1);
+	CU_ASSERT_EQUAL(c.ok + c.cancelled, 48);
+	blkmap_ctx_destroy(ctx);
+	free(buf);
+	lab_down(lab);
+}
+
 static void test_reconnect(void)
 {
 	const size_t len = 256 << 10;
@@ -239,4 +363,6 @@ TEST_SUITE(blkmap_dev, "integration/blkmap_dev", NULL, NULL,
 	   { "open_errors", test_open_errors },
 	   { "sync_io", test_sync_io },
 	   { "async_queue_depth", test_async_queue_depth },
+	   { "own_event_loop", test_own_event_loop },
+	   { "close_from_callback", test_close_from_callback },
 	   { "reconnect", test_reconnect });

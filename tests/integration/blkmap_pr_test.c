@@ -6,6 +6,7 @@
 #include "tests/harness.h"
 #include "tests/lab.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,6 +137,72 @@ static void test_registration_after_reconnect(void)
 	lab_down(lab);
 }
 
+/* The SCSI layout end to end: a client resolves a stripe of two SCSI base volumes by designator,
+ * registers the volume's PR key on both LUNs, writes through the engine under the MDS's EA-RO
+ * reservation; once the MDS preempts that key, volume I/O fails with -EBADE naming the LUN. */
+static void test_scsi_volume_fencing(void)
+{
+	struct test_lab *lab = lab_up(2, "8M", NULL);
+	struct blkmap_ctx *mds, *client;
+	struct blkmap_dev *m[2] = { 0 };
+	struct blkmap_vol *vol;
+	struct blkmap_discover_opts o = { 0 };
+	uint32_t base[2], top;
+	char portal[128];
+	const char *portals[1] = { portal };
+	unsigned char buf[128 << 10];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	mds = bmt_ctx(BMT_INITIATOR_A, 5000);
+	client = bmt_ctx(BMT_INITIATOR_B, 5000);
+	CU_ASSERT_EQUAL_FATAL(blkmap_vol_create(&vol), 0);
+	for (int i = 0; i < 2; i++) {
+		struct blkmap_inquiry inq;
+		const struct blkmap_designator *d = NULL;
+		CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(mds, lab->urls[i], 0, &m[i]), 0);
+		CU_ASSERT_EQUAL_FATAL(blkmap_dev_inquiry(m[i], &inq), 0);
+		for (unsigned k = 0; k < inq.ndesig; k++)
+			if (inq.desig[k].type == BLKMAP_DESIG_T10 && inq.desig[k].association == 0)
+				d = &inq.desig[k];
+		CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+		CU_ASSERT_EQUAL_FATAL(blkmap_vol_add_scsi(vol, BLKMAP_DESIG_T10, (enum blkmap_code_set)d->code_set, d->bytes,
+							  d->len, KEY_CLIENT, &base[i]), 0);
+		CU_ASSERT_EQUAL(blkmap_pr_register(m[i], 0, KEY_MDS, 1), 0);
+		CU_ASSERT_EQUAL(blkmap_pr_reserve(m[i], KEY_MDS, EA_RO), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(blkmap_vol_add_stripe(vol, 64 << 10, base, 2, &top), 0);
+	snprintf(portal, sizeof(portal), "iscsi://127.0.0.1:%d", lab->port);
+	o.portals = portals;
+	o.nportals = 1;
+	CU_ASSERT_EQUAL_FATAL(blkmap_resolve(client, vol, &o, NULL), 0);
+
+	/* not registered yet: the reservation keeps the client out */
+	test_fill_random(buf, sizeof(buf), 4);
+	CU_ASSERT_EQUAL(blkmap_vol_pwrite(vol, buf, sizeof(buf), 0), -EBADE);
+	CU_ASSERT_EQUAL(blkmap_vol_pr_register(vol), 0);
+	CU_ASSERT(has_key(m[0], KEY_CLIENT, NULL));
+	CU_ASSERT(has_key(m[1], KEY_CLIENT, NULL));
+	CU_ASSERT_EQUAL(blkmap_vol_pwrite(vol, buf, sizeof(buf), 0), 0);
+
+	/* fenced on the second LUN only: the run on it fails as a reservation conflict, named */
+	CU_ASSERT_EQUAL(blkmap_pr_preempt(m[1], KEY_MDS, KEY_CLIENT, EA_RO, 1), 0);
+	CU_ASSERT_EQUAL(blkmap_vol_pwrite(vol, buf, sizeof(buf), 0), -EBADE);
+	CU_ASSERT_PTR_NOT_NULL(strstr(blkmap_vol_errstr(vol), lab->urls[1]));
+	CU_ASSERT_PTR_NOT_NULL(strstr(blkmap_vol_errstr(vol), "RESERVATION CONFLICT"));
+	/* the first LUN alone still works */
+	CU_ASSERT_EQUAL(blkmap_vol_pwrite(vol, buf, 64 << 10, 0), 0);
+
+	for (int i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL(blkmap_pr_clear(m[i], KEY_MDS), 0);
+		blkmap_dev_close(m[i]);
+	}
+	blkmap_vol_free(vol);
+	blkmap_ctx_destroy(client);
+	blkmap_ctx_destroy(mds);
+	lab_down(lab);
+}
+
 TEST_SUITE(blkmap_pr, "integration/blkmap_pr", NULL, NULL,
 	   { "register_reserve_fence", test_register_reserve_fence },
-	   { "registration_after_reconnect", test_registration_after_reconnect });
+	   { "registration_after_reconnect", test_registration_after_reconnect },
+	   { "scsi_volume_fencing", test_scsi_volume_fencing });

@@ -269,6 +269,14 @@ static void malformed_values(void)
 	v[3] = 2;
 	f = raw_fattr(w1, 2, v, 4);
 	CU_ASSERT_EQUAL(proto_fattr_decode(&f, d, NULL), -EBADMSG);
+	/* A boolean of 2. */
+	w0 = 1u << FATTR4_LINK_SUPPORT;
+	memset(v, 0, sizeof(v));
+	v[3] = 2;
+	f = raw_fattr(&w0, 1, v, 4);
+	CU_ASSERT_EQUAL(proto_fattr_decode(&f, d, NULL), -EBADMSG);
+	v[3] = 1;
+	CU_ASSERT(proto_fattr_decode(&f, d, NULL) == 0 && d->link_support);
 	/* supported_attrs value claiming 9 words. */
 	w0 = 1u << FATTR4_SUPPORTED_ATTRS;
 	memset(v, 0, sizeof(v));

@@ -1,0 +1,533 @@
+/* bench-blkmap: the engine's sequential throughput through a stripe against raw libiscsi on the same
+ * LUNs, measured in the same run. Plain lab: 4 RAM LUNs on one tgtd, 1 GiB read and written through a
+ * 4-way stripe (1 MiB unit) at 128 KiB and 1 MiB requests, against iscsi-perf on the 4 LUNs at once
+ * (reads) and a raw libiscsi writer of ours (writes; also a raw reader, for a same-process view).
+ * Shaped lab (root): N = 1, 2, 4, 8 storage hosts each behind a 400 Mbit/s veth, engine vs raw
+ * aggregate. Prints ratios; targets are 0.9 x raw (plain) and 0.95 x raw (shaped). Numbers are noisy
+ * when the machine is busy. */
+#include "blkmap/blkmap.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <iscsi/iscsi.h>
+#include <iscsi/scsi-lowlevel.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB ((uint64_t)1 << 20)
+#define INITIATOR "iqn.2024-01.org.pnfs-san:bench"
+#define MAX_LUNS 8
+#define QD 32
+
+struct lab {
+	char dir[256];
+	char urls[MAX_LUNS][256];
+	int n;
+	int up;
+};
+
+static struct lab *active[4];
+
+static const char *bin_dir(void)
+{
+	const char *b = getenv("PNFS_BIN");
+	return b && *b ? b : "build/bin";
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &alen) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static void lab_stop(struct lab *l)
+{
+	char cmd[600];
+	if (!l->up)
+		return;
+	snprintf(cmd, sizeof(cmd), "'%s/san-lab' down --dir '%s' >/dev/null 2>&1; rm -rf '%s'", bin_dir(), l->dir, l->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench-blkmap: could not stop the lab in %s\n", l->dir);
+	l->up = 0;
+}
+
+static void stop_all(void)
+{
+	for (int i = 0; i < 4; i++)
+		if (active[i])
+			lab_stop(active[i]);
+}
+
+static void on_signal(int sig)
+{
+	stop_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int lab_start(struct lab *l, const char *shape)
+{
+	char cmd[1000], line[512];
+	FILE *f;
+	int port = free_port();
+
+	memset(l, 0, sizeof(*l));
+	snprintf(l->dir, sizeof(l->dir), "/tmp/bench-blkmap.%d.%d", (int)getpid(), port);
+	snprintf(cmd, sizeof(cmd), "'%s/san-lab' up %s --ram --dir '%s' --port %d --watch-pid %d 2>/dev/null", bin_dir(),
+		 shape, l->dir, port, (int)getpid());
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	l->up = 1;
+	for (int i = 0; i < 4; i++)
+		if (!active[i]) {
+			active[i] = l;
+			break;
+		}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "iscsi://", 8) && l->n < MAX_LUNS)
+			snprintf(l->urls[l->n++], sizeof(l->urls[0]), "%s", line);
+	}
+	if (pclose(f) != 0 || l->n == 0) {
+		fprintf(stderr, "bench-blkmap: san-lab up %s failed\n", shape);
+		lab_stop(l);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the engine ------------------------------------------------------------------------------- */
+
+struct pump {
+	struct blkmap_vol *vol;
+	uint8_t *ring;
+	size_t req;
+	unsigned window, slot;
+	uint64_t total, next, done_bytes;
+	int write, failed;
+	char err[600];
+};
+
+static void pump_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *priv);
+
+static void pump_submit(struct pump *p)
+{
+	struct iovec iov = { p->ring + (size_t)(p->slot++ % p->window) * p->req, p->req };
+	int rc = p->write ? blkmap_vol_writev_async(p->vol, p->next, &iov, 1, pump_cb, p)
+			  : blkmap_vol_readv_async(p->vol, p->next, &iov, 1, pump_cb, p);
+	if (rc < 0) {
+		p->failed++;
+		snprintf(p->err, sizeof(p->err), "%s", blkmap_vol_errstr(p->vol));
+		p->next = p->total;
+		return;
+	}
+	p->next += p->req;
+}
+
+static void pump_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *priv)
+{
+	struct pump *p = priv;
+	(void)ctx;
+	if (status < 0) {
+		if (!p->failed)
+			snprintf(p->err, sizeof(p->err), "%s", res->message ? res->message : "I/O failed");
+		p->failed++;
+	}
+	p->done_bytes += p->req;
+	if (p->next < p->total && !p->failed)
+		pump_submit(p);
+}
+
+/* MiB/s of total bytes through the volume in req-sized sequential requests, window at once */
+static double engine_run(struct blkmap_ctx *ctx, struct blkmap_vol *vol, int write, uint64_t total, size_t req,
+			 unsigned window)
+{
+	struct pump p = { .vol = vol, .req = req, .window = window, .total = total, .write = write };
+	double t0, t1;
+
+	if (posix_memalign((void **)&p.ring, 4096, (size_t)window * req) != 0)
+		return -1;
+	memset(p.ring, 0x5a, (size_t)window * req);
+	t0 = now_s();
+	for (unsigned i = 0; i < window && p.next < total; i++)
+		pump_submit(&p);
+	if (blkmap_wait_idle(ctx) < 0)
+		p.failed++;
+	t1 = now_s();
+	free(p.ring);
+	if (p.failed) {
+		fprintf(stderr, "bench-blkmap: engine %s failed: %s\n", write ? "write" : "read", p.err);
+		return -1;
+	}
+	return (double)total / MIB / (t1 - t0);
+}
+
+/* ---- raw libiscsi, one process, all LUNs in one poll loop -------------------------------------- */
+
+struct rawlun {
+	struct iscsi_context *isc;
+	int lun;
+	uint64_t pos, limit; /* blocks */
+	int inflight, failed;
+};
+
+/* Raw commands read into and write from a ring with one slot per command in flight, the same memory
+ * the engine's requests use, so neither side gets cache-hot buffers the other does not. */
+static uint8_t *raw_ring;
+static size_t raw_ring_bytes;
+
+static void raw_cb(struct iscsi_context *isc, int status, void *data, void *priv)
+{
+	struct rawlun *r = priv;
+	(void)isc;
+	r->inflight--;
+	if (status != SCSI_STATUS_GOOD)
+		r->failed++;
+	scsi_free_scsi_task(data);
+}
+
+static struct iscsi_context *raw_connect(const char *urlstr, int *lun)
+{
+	struct iscsi_context *isc = iscsi_create_context(INITIATOR);
+	struct iscsi_url *u;
+
+	if (!isc)
+		return NULL;
+	u = iscsi_parse_full_url(isc, urlstr);
+	if (!u) {
+		iscsi_destroy_context(isc);
+		return NULL;
+	}
+	iscsi_set_targetname(isc, u->target);
+	iscsi_set_session_type(isc, ISCSI_SESSION_NORMAL);
+	iscsi_set_header_digest(isc, ISCSI_HEADER_DIGEST_NONE_CRC32C);
+	*lun = u->lun;
+	if (iscsi_full_connect_sync(isc, u->portal, u->lun) != 0) {
+		iscsi_destroy_url(u);
+		iscsi_destroy_context(isc);
+		return NULL;
+	}
+	iscsi_destroy_url(u);
+	return isc;
+}
+
+/* MiB/s aggregate: per_lun bytes from block 2048 (1 MiB) of each LUN, qd commands each */
+static double raw_run(const struct lab *l, int n, int write, uint64_t per_lun, size_t req)
+{
+	struct rawlun r[MAX_LUNS] = { 0 };
+	uint32_t blocks = (uint32_t)(req / 512);
+	size_t slots = (size_t)QD * (size_t)n, slot = 0;
+	double t0, t1;
+	int busy, failed = 0;
+
+	if (raw_ring_bytes < slots * req) {
+		free(raw_ring);
+		raw_ring = NULL;
+		if (posix_memalign((void **)&raw_ring, 4096, slots * req) != 0)
+			return -1;
+		raw_ring_bytes = slots * req;
+		memset(raw_ring, 0x5a, raw_ring_bytes);
+	}
+	for (int i = 0; i < n; i++) {
+		r[i].isc = raw_connect(l->urls[i], &r[i].lun);
+		if (!r[i].isc) {
+			fprintf(stderr, "bench-blkmap: raw connect to %s failed\n", l->urls[i]);
+			for (int k = 0; k < i; k++)
+				iscsi_destroy_context(r[k].isc);
+			return -1;
+		}
+		r[i].pos = 2048;
+		r[i].limit = 2048 + per_lun / 512;
+	}
+	t0 = now_s();
+	do {
+		struct pollfd pf[MAX_LUNS];
+		busy = 0;
+		for (int i = 0; i < n; i++) {
+			while (r[i].inflight < QD && r[i].pos < r[i].limit && !r[i].failed) {
+				uint8_t *mem = raw_ring + (slot++ % slots) * req;
+				struct scsi_task *t =
+					write ? iscsi_write16_task(r[i].isc, r[i].lun, r[i].pos, mem, (uint32_t)req, 512, 0, 0, 0, 0, 0,
+								   raw_cb, &r[i])
+					      : iscsi_read16_task(r[i].isc, r[i].lun, r[i].pos, (uint32_t)req, 512, 0, 0, 0, 0, 0,
+								  raw_cb, &r[i]);
+				if (!t) {
+					r[i].failed++;
+					break;
+				}
+				if (!write)
+					scsi_task_add_data_in_buffer(t, (int)req, mem);
+				r[i].inflight++;
+				r[i].pos += blocks;
+			}
+			pf[i].fd = iscsi_get_fd(r[i].isc);
+			pf[i].events = (short)iscsi_which_events(r[i].isc);
+			if (r[i].inflight > 0)
+				busy = 1;
+		}
+		if (!busy)
+			break;
+		if (poll(pf, (nfds_t)n, 1000) < 0 && errno != EINTR)
+			break;
+		for (int i = 0; i < n; i++)
+			if (pf[i].revents && iscsi_service(r[i].isc, pf[i].revents) < 0)
+				r[i].failed++;
+	} while (busy);
+	t1 = now_s();
+	for (int i = 0; i < n; i++) {
+		failed += r[i].failed;
+		iscsi_logout_sync(r[i].isc);
+		iscsi_destroy_context(r[i].isc);
+	}
+	if (failed) {
+		fprintf(stderr, "bench-blkmap: raw %s had %d failures\n", write ? "write" : "read", failed);
+		return -1;
+	}
+	return (double)per_lun * n / MIB / (t1 - t0);
+}
+
+/* ---- iscsi-perf, one process per LUN at the same time ------------------------------------------- */
+
+static double perf_run(const struct lab *l, int n, size_t req, int seconds)
+{
+	pid_t pids[MAX_LUNS];
+	char outs[MAX_LUNS][128];
+	double total = 0;
+
+	for (int i = 0; i < n; i++) {
+		char b[32], t[32];
+		snprintf(outs[i], sizeof(outs[i]), "%s.perf%d", l->dir, i);
+		snprintf(b, sizeof(b), "%zu", req / 512);
+		snprintf(t, sizeof(t), "%d", seconds);
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			FILE *f = freopen(outs[i], "w", stdout);
+			(void)f;
+			execlp("iscsi-perf", "iscsi-perf", "-i", INITIATOR, "-m", "32", "-b", b, "-t", t, l->urls[i],
+			       (char *)NULL);
+			_exit(127);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		int st;
+		FILE *f;
+		char buf[65536];
+		size_t len;
+		char *p, *last = NULL;
+		waitpid(pids[i], &st, 0);
+		f = fopen(outs[i], "r");
+		if (!f)
+			return -1;
+		len = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		unlink(outs[i]);
+		buf[len] = 0;
+		for (p = buf; (p = strstr(p, "iops average ")); p++)
+			last = p;
+		if (!last || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "bench-blkmap: iscsi-perf on %s failed\n", l->urls[i]);
+			return -1;
+		}
+		total += strtod(last + 13, NULL) * (double)req / MIB;
+	}
+	return total;
+}
+
+/* ---- volumes over a lab ------------------------------------------------------------------------- */
+
+static struct blkmap_vol *stripe_over(struct blkmap_ctx *ctx, const struct lab *l, int n, uint64_t per_lun)
+{
+	struct blkmap_vol *vol = NULL;
+	uint32_t slices[MAX_LUNS], idx;
+
+	if (blkmap_vol_create(&vol) < 0)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		uint8_t sig[8] = { 'B', 'E', 'N', 'C', 'H', 0, 0, (uint8_t)i };
+		struct blkmap_sig_comp c = { 512, sizeof(sig), sig };
+		struct blkmap_dev *dev = NULL;
+		if (blkmap_vol_add_simple(vol, &c, 1, &idx) < 0 || blkmap_dev_open(ctx, l->urls[i], 0, &dev) < 0 ||
+		    blkmap_vol_bind(vol, idx, dev) < 0 || blkmap_vol_add_slice(vol, MIB, per_lun, idx, &slices[i]) < 0) {
+			fprintf(stderr, "bench-blkmap: volume over %s: %s %s\n", l->urls[i], blkmap_errstr(ctx),
+				blkmap_vol_errstr(vol));
+			blkmap_dev_close(dev);
+			blkmap_vol_free(vol);
+			return NULL;
+		}
+		blkmap_dev_close(dev); /* the volume holds its own reference */
+	}
+	if (blkmap_vol_add_stripe(vol, MIB, slices, (unsigned)n, &idx) < 0 || blkmap_vol_validate(vol) < 0) {
+		fprintf(stderr, "bench-blkmap: %s\n", blkmap_vol_errstr(vol));
+		blkmap_vol_free(vol);
+		return NULL;
+	}
+	return vol;
+}
+
+static void row(const char *what, const char *op, const char *req, double eng, double raw, const char *base,
+		double target)
+{
+	if (eng < 0 || raw <= 0) {
+		printf("%-10s %-6s %-6s %10s %10s  %-22s %s\n", what, op, req, eng < 0 ? "failed" : "-", raw < 0 ? "failed" : "-",
+		       base, "-");
+		return;
+	}
+	printf("%-10s %-6s %-6s %10.1f %10.1f  %-22s %5.2f%s\n", what, op, req, eng, raw, base, eng / raw,
+	       eng / raw < target ? "  (below target)" : "");
+}
+
+/* BENCH_QUICK=1: a fraction of the data, to check the program itself */
+static uint64_t scale(uint64_t v)
+{
+	const char *q = getenv("BENCH_QUICK");
+	return q && *q == '1' ? v / 8 : v;
+}
+
+static int plain(void)
+{
+	const uint64_t per_lun = scale(256 * MIB), total = 4 * per_lun;
+	static const size_t reqs[2] = { 128 << 10, 1 << 20 };
+	struct blkmap_ctx_opts o;
+	struct blkmap_ctx *ctx = NULL;
+	struct blkmap_vol *vol;
+	struct lab l;
+	int rc = 0;
+
+	if (lab_start(&l, "--luns 4 --size 257M") < 0)
+		return 1;
+	blkmap_ctx_opts_init(&o);
+	o.initiator_name = INITIATOR;
+	if (blkmap_ctx_create(&o, &ctx) < 0 || !(vol = stripe_over(ctx, &l, 4, per_lun))) {
+		blkmap_ctx_destroy(ctx);
+		lab_stop(&l);
+		return 1;
+	}
+	/* fill once so reads return data the target really stores */
+	engine_run(ctx, vol, 1, total, 1 << 20, 128);
+	printf("plain lab: 4 RAM LUNs on one tgtd (127.0.0.1), 4-way stripe with 1 MiB unit, %" PRIu64
+	       " MiB sequential;\nengine: one context, %u commands per LUN; MiB/s\n",
+	       total / MIB, QD);
+	printf("%-10s %-6s %-6s %10s %10s  %-22s %s\n", "lab", "op", "req", "engine", "raw", "raw is", "ratio");
+	for (int k = 0; k < 2; k++) {
+		size_t req = reqs[k];
+		const char *rs = k ? "1M" : "128K";
+		/* 128 requests in flight: with a 1 MiB unit that is QD commands per LUN at either size */
+		unsigned window = 4 * QD;
+		double e, r, r2;
+		e = engine_run(ctx, vol, 0, total, req, window);
+		r = perf_run(&l, 4, req, getenv("BENCH_QUICK") ? 1 : 3);
+		r2 = raw_run(&l, 4, 0, per_lun, req);
+		row("plain", "read", rs, e, r, "iscsi-perf x4", 0.9);
+		row("plain", "read", rs, e, r2, "libiscsi reader", 0.9);
+		e = engine_run(ctx, vol, 1, total, req, window);
+		r = raw_run(&l, 4, 1, per_lun, req);
+		row("plain", "write", rs, e, r, "libiscsi writer", 0.9);
+		if (e < 0 || r < 0)
+			rc = 1;
+	}
+	blkmap_vol_free(vol);
+	blkmap_ctx_destroy(ctx);
+	lab_stop(&l);
+	return rc;
+}
+
+static int shaped(void)
+{
+	static const int ns[4] = { 1, 2, 4, 8 };
+	const uint64_t per_lun = scale(96 * MIB);
+	int rc = 0;
+
+	if (geteuid() != 0) {
+		printf("shaped lab: skipped (needs root for network namespaces and tc)\n");
+		return 0;
+	}
+	printf("\nshaped lab: N storage hosts, one tgtd and LUN each behind a 400 Mbit/s veth (tc htb);\n"
+	       "stripe over the N LUNs, 1 MiB unit and requests, %u commands per LUN, %" PRIu64 " MiB per LUN; MiB/s\n",
+	       QD, per_lun / MIB);
+	printf("%-10s %-6s %-6s %10s %10s  %-22s %s\n", "lab", "op", "req", "engine", "raw", "raw is", "ratio");
+	for (int k = 0; k < 4; k++) {
+		struct blkmap_ctx_opts o;
+		struct blkmap_ctx *ctx = NULL;
+		struct blkmap_vol *vol;
+		struct lab l;
+		char shape[100], what[16];
+		double e, r;
+		snprintf(shape, sizeof(shape), "--hosts %d --rate 400 --size 100M", ns[k]);
+		snprintf(what, sizeof(what), "N=%d", ns[k]);
+		if (lab_start(&l, shape) < 0) {
+			rc = 1;
+			continue;
+		}
+		blkmap_ctx_opts_init(&o);
+		o.initiator_name = INITIATOR;
+		if (blkmap_ctx_create(&o, &ctx) < 0 || !(vol = stripe_over(ctx, &l, ns[k], per_lun))) {
+			blkmap_ctx_destroy(ctx);
+			lab_stop(&l);
+			rc = 1;
+			continue;
+		}
+		e = engine_run(ctx, vol, 0, per_lun * (uint64_t)ns[k], 1 << 20, (unsigned)(QD * ns[k]));
+		r = perf_run(&l, ns[k], 1 << 20, 3);
+		row(what, "read", "1M", e, r, "iscsi-perf xN", 0.95);
+		e = engine_run(ctx, vol, 1, per_lun * (uint64_t)ns[k], 1 << 20, (unsigned)(QD * ns[k]));
+		r = raw_run(&l, ns[k], 1, per_lun, 1 << 20);
+		row(what, "write", "1M", e, r, "libiscsi writer", 0.95);
+		if (e < 0 || r < 0)
+			rc = 1;
+		blkmap_vol_free(vol);
+		blkmap_ctx_destroy(ctx);
+		lab_stop(&l);
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	int rc = 0, only_plain = 0, only_shaped = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--plain"))
+			only_plain = 1;
+		else if (!strcmp(argv[i], "--shaped"))
+			only_shaped = 1;
+		else {
+			fprintf(stderr, "usage: bench-blkmap [--plain | --shaped]\n");
+			return 2;
+		}
+	}
+	atexit(stop_all);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!only_shaped)
+		rc |= plain();
+	if (!only_plain)
+		rc |= shaped();
+	free(raw_ring);
+	return rc;
+}
