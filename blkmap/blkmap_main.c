@@ -221,10 +221,10 @@ static void describe(const struct blkmap_vol *vol, uint32_t i, char *buf, size_t
 		for (unsigned k = 0; k < blkmap_vol_nsig(vol, i) && o < len; k++) {
 			const struct blkmap_sig_comp *c = blkmap_vol_sig(vol, i, k);
 			o += (size_t)snprintf(buf + o, len - o, "%s %" PRId64 ":", k ? "," : "", c->offset_bytes);
-			for (uint32_t j = 0; j < c->len && j < 12 && o < len; j++)
+			for (uint32_t j = 0; j < c->len && j < 48 && o < len; j++)
 				o += (size_t)snprintf(buf + o, len - o, "%02x", c->bytes[j]);
 			if (o < len)
-				o += (size_t)snprintf(buf + o, len - o, "%s(%u B)", c->len > 12 ? "... " : " ", c->len);
+				o += (size_t)snprintf(buf + o, len - o, "%s(%u B)", c->len > 48 ? "... " : " ", c->len);
 		}
 		break;
 	case BLKMAP_VOL_SCSI:

@@ -120,12 +120,10 @@ void blkmap_ctx_destroy(struct blkmap_ctx *ctx)
 	if (!ctx)
 		return;
 	bm_cache_free(ctx);
-	/* Devices still open: their queued commands complete with -ECANCELED. */
-	while (ctx->devs) {
-		struct blkmap_dev *d = ctx->devs;
-		d->refs = 1;
-		blkmap_dev_close(d);
-	}
+	/* Devices still open: their queued commands complete with -ECANCELED; references callers or
+	 * volumes still hold keep only the memory (every call on such a device returns -ENODEV). */
+	while (ctx->devs)
+		bm_dev_destroy(ctx->devs);
 	bm_pool_stop(ctx);
 	while (ctx->graveyard) {
 		struct blkmap_dev *d = ctx->graveyard;

@@ -62,8 +62,8 @@ int blkmap_dev_open(struct blkmap_ctx *ctx, const char *spec, unsigned flags, st
 	else
 		rc = bm_fdev_open(dev, spec, flags);
 	if (rc < 0) {
-		dev->refs = 1;
-		blkmap_dev_close(dev);
+		dev->refs = 0;
+		bm_dev_destroy(dev);
 		return rc;
 	}
 	dev->max_xfer_bytes = ctx->max_xfer_bytes;
@@ -96,22 +96,20 @@ static void fail_list(struct blkmap_dev *dev)
 	}
 }
 
-void blkmap_dev_close(struct blkmap_dev *dev)
+/* Shut the device down (its commands fail with -ECANCELED), unlink it from its context and free it,
+ * or leave the memory to the last reference when it is an orphan. */
+void bm_dev_destroy(struct blkmap_dev *dev)
 {
-	struct blkmap_ctx *ctx;
+	struct blkmap_ctx *ctx = dev->ctx;
+	int keep = dev->refs > 0; /* ctx destroyed under references: the memory outlives it */
 
-	if (!dev)
-		return;
-	if (--dev->refs > 0)
-		return;
-	ctx = dev->ctx;
-	dev->refs = 1; /* keep it alive while its commands are cancelled (their callbacks may ref it) */
+	dev->refs++; /* alive while its commands are cancelled (their callbacks may take references) */
 	if (dev->kind == BLKMAP_DEV_ISCSI)
 		bm_iscsi_close(dev);
 	else
 		bm_fdev_close(dev);
 	fail_list(dev);
-	dev->refs = 0;
+	dev->refs--;
 	if (dev->prev)
 		dev->prev->next = dev->next;
 	else if (ctx->devs == dev)
@@ -119,6 +117,11 @@ void blkmap_dev_close(struct blkmap_dev *dev)
 	if (dev->next)
 		dev->next->prev = dev->prev;
 	dev->next = dev->prev = NULL;
+	if (keep || dev->refs > 0) {
+		dev->orphan = 1;
+		dev->ctx = NULL;
+		return;
+	}
 	if (ctx->depth > 0) {
 		/* an epoll event of this pass may still point at it */
 		dev->next = ctx->graveyard;
@@ -126,6 +129,24 @@ void blkmap_dev_close(struct blkmap_dev *dev)
 	} else {
 		free(dev);
 	}
+}
+
+void blkmap_dev_close(struct blkmap_dev *dev)
+{
+	if (!dev)
+		return;
+	if (--dev->refs > 0)
+		return;
+	if (dev->orphan) {
+		free(dev);
+		return;
+	}
+	if (dev->in_isc_service) {
+		/* closed from a callback inside libiscsi: finish once libiscsi has returned */
+		dev->zombie = 1;
+		return;
+	}
+	bm_dev_destroy(dev);
 }
 
 struct blkmap_ctx *blkmap_dev_ctx(const struct blkmap_dev *dev)
@@ -175,6 +196,8 @@ unsigned blkmap_dev_logins(const struct blkmap_dev *dev)
 
 int blkmap_dev_inquiry(struct blkmap_dev *dev, struct blkmap_inquiry *out)
 {
+	if (!dev->ctx)
+		return -ENODEV;
 	if (!dev->have_inq)
 		return bm_err(dev->ctx, -EOPNOTSUPP, "%s: no SCSI INQUIRY data for this device", dev->name);
 	*out = dev->inq;
@@ -306,6 +329,8 @@ static int dev_io_async(struct blkmap_dev *dev, enum bm_op op, uint64_t off, con
 	struct bm_req *req;
 	int rc;
 
+	if (!ctx)
+		return -ENODEV; /* its context was destroyed */
 	if (niov < 0 || (niov > 0 && !iov))
 		return bm_err(ctx, -EINVAL, "%s: bad iovec array", dev->name);
 	if (off % dev->block_bytes || len % dev->block_bytes)
@@ -377,6 +402,8 @@ int blkmap_dev_pread(struct blkmap_dev *dev, void *buf, size_t len, uint64_t off
 	struct sync_wait w = { 0, 0 };
 	int rc;
 
+	if (!dev->ctx)
+		return -ENODEV;
 	if (dev->ctx->depth > 0)
 		return bm_err(dev->ctx, -EDEADLK, "%s: sync read from inside a completion callback", dev->name);
 	rc = blkmap_dev_readv_async(dev, off_bytes, &iov, 1, sync_io_cb, &w);
@@ -389,6 +416,8 @@ int blkmap_dev_pwrite(struct blkmap_dev *dev, const void *buf, size_t len, uint6
 	struct sync_wait w = { 0, 0 };
 	int rc;
 
+	if (!dev->ctx)
+		return -ENODEV;
 	if (dev->ctx->depth > 0)
 		return bm_err(dev->ctx, -EDEADLK, "%s: sync write from inside a completion callback", dev->name);
 	rc = blkmap_dev_writev_async(dev, off_bytes, &iov, 1, sync_io_cb, &w);
@@ -399,6 +428,8 @@ int blkmap_dev_pwrite(struct blkmap_dev *dev, const void *buf, size_t len, uint6
 
 static int pr_check(struct blkmap_dev *dev)
 {
+	if (!dev->ctx)
+		return -ENODEV; /* its context was destroyed */
 	if (dev->kind == BLKMAP_DEV_FILE)
 		return bm_err(dev->ctx, -EOPNOTSUPP, "%s: a regular file has no persistent reservations", dev->name);
 	return 0;
@@ -463,6 +494,8 @@ int blkmap_pr_out(struct blkmap_dev *dev, const struct blkmap_pr_out *args)
 	struct sync_wait w = { 0, 0 };
 	int rc;
 
+	if (!dev->ctx)
+		return -ENODEV;
 	if (dev->ctx->depth > 0)
 		return bm_err(dev->ctx, -EDEADLK, "%s: sync call from inside a completion callback", dev->name);
 	rc = blkmap_pr_out_async(dev, args, sync_cmd_cb, &w);
@@ -530,6 +563,8 @@ int blkmap_pr_read_keys(struct blkmap_dev *dev, struct blkmap_pr_keys *out)
 	struct sync_wait w = { 0, 0 };
 	int rc;
 
+	if (!dev->ctx)
+		return -ENODEV;
 	if (dev->ctx->depth > 0)
 		return bm_err(dev->ctx, -EDEADLK, "%s: sync call from inside a completion callback", dev->name);
 	rc = blkmap_pr_read_keys_async(dev, out, sync_cmd_cb, &w);
@@ -541,6 +576,8 @@ int blkmap_pr_read_reservation(struct blkmap_dev *dev, struct blkmap_pr_reservat
 	struct sync_wait w = { 0, 0 };
 	int rc;
 
+	if (!dev->ctx)
+		return -ENODEV;
 	if (dev->ctx->depth > 0)
 		return bm_err(dev->ctx, -EDEADLK, "%s: sync call from inside a completion callback", dev->name);
 	rc = blkmap_pr_read_reservation_async(dev, out, sync_cmd_cb, &w);

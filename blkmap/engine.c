@@ -28,6 +28,9 @@ static int check_runs(struct blkmap_vol *vol, const struct blkmap_run *r, size_t
 		if (!dev)
 			return bm_vol_err(vol, -ENODEV, "volume %u (%s) is not bound to a device", r[i].leaf,
 					  bm_vol_type_name(vol->v[r[i].leaf].type));
+		if (!dev->ctx)
+			return bm_vol_err(vol, -ENODEV, "volume %u: the blkmap context of %s was destroyed", r[i].leaf,
+					  dev->name);
 		if (ctx && dev->ctx != ctx)
 			return bm_vol_err(vol, -EINVAL, "volume %u: its devices belong to different blkmap contexts",
 					  r[i].leaf);
@@ -156,7 +159,7 @@ static int vol_sync(struct blkmap_vol *vol, enum bm_op op, void *buf, size_t len
 	int rc;
 
 	for (unsigned i = 0; i < vol->n && !ctx; i++)
-		if (vol->v[i].dev)
+		if (vol->v[i].dev && vol->v[i].dev->ctx)
 			ctx = vol->v[i].dev->ctx;
 	if (!ctx)
 		return bm_vol_err(vol, -ENODEV, "no leaf of the volume is bound to a device");
@@ -190,7 +193,8 @@ int blkmap_vol_pr_register(struct blkmap_vol *vol)
 			return bm_vol_err(vol, -ENODEV, "volume %u (scsi) is not bound to a device", i);
 		rc = blkmap_pr_register(e->dev, 0, e->pr_key, 1);
 		if (rc < 0)
-			return bm_vol_err(vol, rc, "volume %u: %s", i, blkmap_errstr(e->dev->ctx));
+			return bm_vol_err(vol, rc, "volume %u: %s", i,
+					  e->dev->ctx ? blkmap_errstr(e->dev->ctx) : "its blkmap context was destroyed");
 	}
 	return 0;
 }

@@ -71,6 +71,9 @@ struct blkmap_dev {
 	struct blkmap_ctx *ctx;
 	struct blkmap_dev *next, *prev; /* ctx->devs */
 	int refs;
+	int orphan;        /* its context was destroyed: only the memory is left, for the last unref */
+	int in_isc_service; /* inside iscsi_service() for this device: closing is deferred */
+	int zombie;        /* closed while in_isc_service: destroyed once iscsi_service() returns */
 	enum blkmap_dev_kind kind;
 	char name[512];
 	int readonly;
@@ -195,7 +198,7 @@ void bm_dev_enqueue(struct blkmap_dev *dev, struct bm_cmd *cmd);
 void bm_dev_dispatch(struct blkmap_dev *dev);
 void bm_dev_service(struct blkmap_dev *dev, uint32_t events);
 void bm_dev_tick(struct blkmap_dev *dev, int64_t now);
-void bm_dev_free(struct blkmap_dev *dev);
+void bm_dev_destroy(struct blkmap_dev *dev);
 void bm_cmd_finish(struct bm_cmd *cmd, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *bm_op_name(const struct bm_cmd *cmd);
 

@@ -369,7 +369,14 @@ void bm_iscsi_service(struct blkmap_dev *dev, uint32_t events)
 		pev |= POLLHUP;
 	if ((events & EPOLLRDHUP) && !(pev & POLLIN))
 		pev |= POLLIN; /* let libiscsi read what is left, then see EOF */
+	dev->in_isc_service++;
 	rc = iscsi_service(dev->isc, pev);
+	dev->in_isc_service--;
+	if (dev->zombie) {
+		dev->zombie = 0;
+		bm_dev_destroy(dev);
+		return;
+	}
 	if ((events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && dev->isc) {
 		if (dev->state != BM_CONNECTING)
 			dev->lost = 1;

@@ -294,6 +294,7 @@ struct mds_server {
 	struct mds_map reclaimable;      /* owner bytes -> (void*)1: records from before the restart */
 	unsigned nreclaimable;
 	unsigned nrecalls;               /* delegations being recalled */
+	unsigned io_pending;             /* MDS-path data operations started, not yet finished */
 	/* Backchannel calls in flight (XID -> call). */
 	struct mds_map cb_calls;
 	uint32_t next_cb_xid;

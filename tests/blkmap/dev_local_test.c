@@ -140,7 +140,117 @@ static void test_loop_no_pr(void)
 	bmt_loop_detach(loop);
 }
 
+/* A context destroyed while a volume and a caller still hold its devices: the memory stays for the
+ * last reference, every call says -ENODEV, nothing crashes or leaks. */
+static void test_ctx_destroyed_first(void)
+{
+	char *path = make_file("bmorphan", 1 << 20);
+	struct blkmap_ctx *ctx = bmt_ctx(NULL, 0);
+	struct blkmap_dev *dev = NULL;
+	struct blkmap_vol *vol = NULL;
+	unsigned char buf[512];
+
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(ctx, path, 0, &dev), 0);
+	CU_ASSERT_EQUAL_FATAL(blkmap_vol_parse_text("simple 0:aa\nslice 0 512K 0\n", &vol, NULL, 0), 0);
+	CU_ASSERT_EQUAL(blkmap_vol_bind(vol, 0, dev), 0);
+	CU_ASSERT_EQUAL(blkmap_vol_pwrite(vol, buf, sizeof(buf), 0), 0);
+	blkmap_ctx_destroy(ctx);
+	CU_ASSERT_EQUAL(blkmap_dev_pread(dev, buf, sizeof(buf), 0), -ENODEV);
+	CU_ASSERT_EQUAL(blkmap_vol_pread(vol, buf, sizeof(buf), 0), -ENODEV);
+	CU_ASSERT_STRING_EQUAL(blkmap_dev_name(dev), path);
+	blkmap_vol_free(vol);
+	blkmap_dev_close(dev);
+}
+
+struct res_seen {
+	int done, status;
+	unsigned commands;
+	uint64_t bytes;
+};
+
+static void res_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *priv)
+{
+	struct res_seen *r = priv;
+	(void)ctx;
+	r->done++;
+	r->status = status;
+	r->commands = res->commands;
+	r->bytes = res->bytes;
+}
+
+/* The engine's planning on four file LUNs: a request spanning stripe rows becomes one gathered
+ * command per LUN, commands are cut at the transfer cap, and the bytes land where the stripe puts them. */
+static void test_engine_gathers_and_caps(void)
+{
+	struct blkmap_ctx_opts o;
+	struct blkmap_ctx *ctx = NULL;
+	struct blkmap_vol *vol = NULL;
+	struct blkmap_dev *dev;
+	struct res_seen r = { 0 };
+	char *paths[4], text[512];
+	unsigned char *buf = malloc(3 << 20), *back = malloc(64 << 10);
+	struct iovec iov[3];
+
+	for (int i = 0; i < 4; i++) {
+		char tag[16];
+		snprintf(tag, sizeof(tag), "bmeng%d", i);
+		paths[i] = strdup(make_file(tag, 2 << 20));
+	}
+	blkmap_ctx_opts_init(&o);
+	o.max_xfer_bytes = 256 << 10;
+	CU_ASSERT_EQUAL_FATAL(blkmap_ctx_create(&o, &ctx), 0);
+	snprintf(text, sizeof(text), "simple 0:aa\nslice 0 1M 0\nsimple 0:bb\nslice 0 1M 2\n"
+				     "simple 0:cc\nslice 0 1M 4\nsimple 0:dd\nslice 0 1M 6\nstripe 64K 1 3 5 7\n");
+	CU_ASSERT_EQUAL_FATAL(blkmap_vol_parse_text(text, &vol, NULL, 0), 0);
+	for (int i = 0; i < 4; i++) {
+		CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(ctx, paths[i], 0, &dev), 0);
+		CU_ASSERT_EQUAL(blkmap_dev_max_xfer_bytes(dev), 256 << 10);
+		CU_ASSERT_EQUAL(blkmap_vol_bind(vol, 2 * (uint32_t)i, dev), 0);
+		blkmap_dev_close(dev);
+	}
+	test_fill_random(buf, 3 << 20, 21);
+	/* 1 MiB from 0 in three iovecs: 16 units, 4 per LUN, contiguous on each: 4 commands of 256 KiB */
+	iov[0] = (struct iovec){ buf, 100 << 10 };
+	iov[1] = (struct iovec){ buf + (100 << 10), 500 << 10 };
+	iov[2] = (struct iovec){ buf + (600 << 10), 424 << 10 };
+	CU_ASSERT_EQUAL(blkmap_vol_writev_async(vol, 0, iov, 3, res_cb, &r), 0);
+	CU_ASSERT_EQUAL(blkmap_wait_idle(ctx), 0);
+	CU_ASSERT_EQUAL(r.status, 0);
+	CU_ASSERT_EQUAL(r.commands, 4);
+	CU_ASSERT_EQUAL(r.bytes, 1 << 20);
+	/* 3 MiB: 12 units per LUN = 768 KiB each, cut at the 256 KiB cap: 12 commands */
+	iov[0] = (struct iovec){ buf, 3 << 20 };
+	r.done = 0;
+	CU_ASSERT_EQUAL(blkmap_vol_writev_async(vol, 2 << 20, iov, 1, res_cb, &r), -ERANGE); /* past the end */
+	CU_ASSERT_EQUAL(blkmap_vol_count(vol), 9);
+	blkmap_vol_free(vol);
+	snprintf(text, sizeof(text), "simple 0:aa\nsimple 0:bb\nsimple 0:cc\nsimple 0:dd\nstripe 64K 0 1 2 3\n");
+	CU_ASSERT_EQUAL_FATAL(blkmap_vol_parse_text(text, &vol, NULL, 0), 0);
+	for (int i = 0; i < 4; i++) {
+		CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(ctx, paths[i], 0, &dev), 0);
+		CU_ASSERT_EQUAL(blkmap_vol_bind(vol, (uint32_t)i, dev), 0);
+		blkmap_dev_close(dev);
+	}
+	CU_ASSERT_EQUAL(blkmap_vol_writev_async(vol, 0, iov, 1, res_cb, &r), 0);
+	CU_ASSERT_EQUAL(blkmap_wait_idle(ctx), 0);
+	CU_ASSERT_EQUAL(r.status, 0);
+	CU_ASSERT_EQUAL(r.commands, 12);
+	/* stripe unit k of the volume is at (k / 4) * 64K of LUN k % 4 */
+	for (unsigned k = 0; k < 48; k++) {
+		CU_ASSERT_EQUAL(bmt_read_file(paths[k % 4], back, 64 << 10, (uint64_t)(k / 4) * (64 << 10)), 0);
+		CU_ASSERT(memcmp(back, buf + (size_t)k * (64 << 10), 64 << 10) == 0);
+	}
+	blkmap_vol_free(vol);
+	blkmap_ctx_destroy(ctx);
+	for (int i = 0; i < 4; i++)
+		free(paths[i]);
+	free(buf);
+	free(back);
+}
+
 TEST_SUITE(blkmap_dev_local, "blkmap/dev_local", NULL, NULL,
 	   { "file", test_file },
 	   { "loop_direct", test_loop_direct },
-	   { "loop_no_pr", test_loop_no_pr });
+	   { "loop_no_pr", test_loop_no_pr },
+	   { "ctx_destroyed_first", test_ctx_destroyed_first },
+	   { "engine_gathers_and_caps", test_engine_gathers_and_caps });

@@ -271,6 +271,50 @@ static void test_own_event_loop(void)
 	lab_down(lab);
 }
 
+struct closer {
+	struct blkmap_dev *dev;
+	int done, ok, cancelled;
+};
+
+static void closer_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *priv)
+{
+	struct closer *c = priv;
+	(void)ctx;
+	(void)res;
+	c->done++;
+	c->ok += status == 0;
+	c->cancelled += status == -ECANCELED;
+	if (c->dev) {
+		/* the application gives the device up from inside a completion (inside libiscsi) */
+		blkmap_dev_close(c->dev);
+		c->dev = NULL;
+	}
+}
+
+static void test_close_from_callback(void)
+{
+	struct test_lab *lab = lab_up(1, "8M", NULL);
+	struct blkmap_ctx *ctx;
+	struct closer c = { 0 };
+	unsigned char *buf = malloc(64 << 10);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	ctx = bmt_ctx(BMT_INITIATOR_A, 5000);
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(ctx, lab->urls[0], 0, &c.dev), 0);
+	memset(buf, 1, 64 << 10);
+	for (int i = 0; i < 48; i++) {
+		struct iovec iov = { buf, 64 << 10 };
+		CU_ASSERT_EQUAL(blkmap_dev_writev_async(c.dev, (uint64_t)i << 16, &iov, 1, closer_cb, &c), 0);
+	}
+	CU_ASSERT_EQUAL(blkmap_wait_idle(ctx), 0);
+	CU_ASSERT_EQUAL(c.done, 48);
+	CU_ASSERT(c.ok >= 1);
+	CU_ASSERT_EQUAL(c.ok + c.cancelled, 48);
+	blkmap_ctx_destroy(ctx);
+	free(buf);
+	lab_down(lab);
+}
+
 static void test_reconnect(void)
 {
 	const size_t len = 256 << 10;
@@ -320,4 +364,5 @@ TEST_SUITE(blkmap_dev, "integration/blkmap_dev", NULL, NULL,
 	   { "sync_io", test_sync_io },
 	   { "async_queue_depth", test_async_queue_depth },
 	   { "own_event_loop", test_own_event_loop },
+	   { "close_from_callback", test_close_from_callback },
 	   { "reconnect", test_reconnect });

@@ -1,0 +1,36 @@
+/* Tests' handle on a real pnfs-mds: a pool formatted with pnfs-admin on a lab's LUNs, the daemon
+ * started in the foreground on a free port with its log in a file, stopped by SIGTERM or SIGKILL,
+ * restarted on the same pool, and killed by the harness's cleanups whatever happens. */
+#ifndef TESTS_MDS_MDSD_H
+#define TESTS_MDS_MDSD_H
+
+#include <sys/types.h>
+
+#include "tests/lab.h"
+
+struct test_mds {
+	char dir[300];        /* scratch directory */
+	char pool[340];       /* pool directory */
+	char log[340];        /* daemon log (appended across restarts) */
+	char conf[340];       /* config file written by tmds_write_config (may be empty) */
+	char args[1024];      /* extra command-line arguments */
+	int port;
+	pid_t pid;
+	int cleanup;
+};
+
+/* Format a pool on the lab's LUNs (pnfs-admin format; extra options such as "--concat" may be
+ * NULL) and return a stopped server for it. NULL on failure (the reason on stderr). Free with
+ * tmds_free (which kills a running daemon). */
+struct test_mds *tmds_new(const struct test_lab *lab, const char *format_opts, const char *args);
+void tmds_free(struct test_mds *m);
+/* Start the daemon and wait until it accepts connections (returns 0), or until it exits
+ * (returns its exit status, > 0) or 10 s pass (-1). */
+int tmds_start(struct test_mds *m);
+/* Stop with signal sig (SIGTERM waits for a clean exit, up to 10 s); returns the exit status
+ * (128 + signal when killed), -1 if it had to be killed. */
+int tmds_stop(struct test_mds *m, int sig);
+/* The daemon's log so far (caller frees), for failure messages and checks. */
+char *tmds_log(const struct test_mds *m);
+
+#endif
