@@ -293,6 +293,76 @@ static void test_sequence_slots_and_reply_cache(void)
 	nc_free(c);
 }
 
+static void test_retry_uncached_reply(void)
+{
+	struct nc *c = conn();
+	struct proto_compound_res res;
+	nfs_argop4 ops[2];
+	struct nc_fh root, dir;
+
+	/* A session whose replies are cached up to 1 KiB only. */
+	CU_ASSERT_EQUAL_FATAL(nc_setup(c, "uncached-setup"), 0);
+	CU_ASSERT_EQUAL(nc_rootfh(c, &root), 0);
+	CU_ASSERT_EQUAL_FATAL(nc_mkdir(c, &root, "uncached", 0755, &dir), 0);
+	for (int i = 0; i < 40; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "a-name-long-enough-to-fill-replies-%02d", i);
+		CU_ASSERT_EQUAL(nc_symlink(c, &dir, name, "t"), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(exchange_id(c, "uncached-owner", "verf0009", 0, NULL, NULL), NFS4_OK);
+	CU_ASSERT_EQUAL_FATAL(create_session(c, c->cs_seq, 8192, c->sessid, NULL), NFS4_OK);
+	c->slot_seq = 0;
+	nc_op_putfh(&ops[0], &dir);
+	memset(&ops[1], 0, sizeof(ops[1]));
+	ops[1].argop = OP_READDIR;
+	ops[1].nfs_argop4_u.opreaddir.dircount = 4096;
+	ops[1].nfs_argop4_u.opreaddir.maxcount = 4096;
+	/* Not asked to cache, and too big to keep anyway: a retry cannot be answered from cache. */
+	CU_ASSERT_EQUAL(nc_seq_opts(c, ops, 2, 0, 0, &res), 0);
+	CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
+	CU_ASSERT(c->last_body_len > 1024);
+	proto_compound_res_free(&res);
+	CU_ASSERT_EQUAL(nc_seq_opts(c, ops, 2, 0, 1, &res), 0);
+	CU_ASSERT_EQUAL(res.res.status, NFS4ERR_RETRY_UNCACHED_REP);
+	proto_compound_res_free(&res);
+	/* Asked to cache it: READDIR shrinks its reply to what the cache holds, and the retry gets
+	 * that reply back. */
+	CU_ASSERT_EQUAL(nc_seq_opts(c, ops, 2, 1, 0, &res), 0);
+	CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
+	CU_ASSERT(c->last_body_len + 24 <= 1024);
+	proto_compound_res_free(&res);
+	CU_ASSERT_EQUAL(nc_seq_opts(c, ops, 2, 1, 1, &res), 0);
+	CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
+	proto_compound_res_free(&res);
+	/* A SEQUENCE alone whose reply cannot be cached in 10 bytes: REP_TOO_BIG_TO_CACHE. */
+	CU_ASSERT_EQUAL_FATAL(exchange_id(c, "uncached-owner2", "verf0010", 0, NULL, NULL), NFS4_OK);
+	{
+		nfs_argop4 op;
+		CREATE_SESSION4args *a = &op.nfs_argop4_u.opcreate_session;
+		memset(&op, 0, sizeof(op));
+		op.argop = OP_CREATE_SESSION;
+		a->csa_clientid = c->clientid;
+		a->csa_sequence = c->cs_seq;
+		a->csa_fore_chan_attrs = (channel_attrs4){ 0, 8192, 8192, 10, 16, 4, { 0, NULL } };
+		a->csa_back_chan_attrs = (channel_attrs4){ 0, 8192, 8192, 0, 4, 1, { 0, NULL } };
+		CU_ASSERT_EQUAL(nc_compound(c, &op, 1, &res), 0);
+		CU_ASSERT_EQUAL_FATAL(res.res.status, NFS4_OK);
+		memcpy(c->sessid, res.res.resarray.resarray_val[0].nfs_resop4_u.opcreate_session.CREATE_SESSION4res_u
+					  .csr_resok4.csr_sessionid,
+		       16);
+		proto_compound_res_free(&res);
+		c->slot_seq = 0;
+		CU_ASSERT_EQUAL(nc_seq_opts(c, NULL, 0, 1, 0, &res), 0);
+		CU_ASSERT_EQUAL(res.res.status, NFS4ERR_REP_TOO_BIG_TO_CACHE);
+		proto_compound_res_free(&res);
+		/* The slot was not used: the same sequence id works without cachethis. */
+		CU_ASSERT_EQUAL(nc_seq_opts(c, NULL, 0, 0, 0, &res), 0);
+		CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
+		proto_compound_res_free(&res);
+	}
+	nc_free(c);
+}
+
 static void test_backchannel_calls_arrive(void)
 {
 	struct nc *c = conn();
@@ -361,6 +431,38 @@ static void test_backchannel_calls_arrive(void)
 		CU_ASSERT_EQUAL(nc_open(other, &root, "delegated", 0, OPEN4_SHARE_ACCESS_WRITE, 0, &fh2, &sid2), 0);
 		CU_ASSERT_EQUAL(nc_close(other, &fh2, &sid2), 0);
 		CU_ASSERT_EQUAL(nc_close(c, &fh, &sid), 0);
+
+		/* Removing a file another client holds a delegation of recalls it first too. */
+		CU_ASSERT_EQUAL(nc_seq(c, ops, 0, &res), 0);
+		proto_compound_res_free(&res);
+		nc_op_putfh(&ops[0], &root);
+		memset(&ops[1], 0, sizeof(ops[1]));
+		ops[1].argop = OP_OPEN;
+		oa->share_access = OPEN4_SHARE_ACCESS_READ | OPEN4_SHARE_ACCESS_WANT_READ_DELEG;
+		oa->owner.owner.owner_len = (u_int)strlen(owner);
+		oa->owner.owner.owner_val = (char *)owner;
+		oa->claim.claim = CLAIM_NULL;
+		oa->claim.open_claim4_u.file.utf8string_len = 9;
+		oa->claim.open_claim4_u.file.utf8string_val = "delegated";
+		CU_ASSERT_EQUAL(nc_seq(c, ops, 2, &res), 0);
+		CU_ASSERT_EQUAL_FATAL(res.res.status, NFS4_OK);
+		ok = &res.res.resarray.resarray_val[2].nfs_resop4_u.opopen.OPEN4res_u.resok4;
+		CU_ASSERT_EQUAL_FATAL(ok->delegation.delegation_type, OPEN_DELEGATE_READ);
+		deleg = ok->delegation.open_delegation4_u.read.stateid;
+		sid = ok->stateid;
+		proto_compound_res_free(&res);
+		CU_ASSERT_EQUAL(nc_close(c, &fh, &sid), 0);
+		CU_ASSERT_EQUAL(nc_remove(other, &root, "delegated"), NFS4ERR_DELAY);
+		nc_serve_callbacks(c, 3000, 1);
+		CU_ASSERT_EQUAL(c->cb_recalls, 2);
+		nc_op_putfh(&ops[0], &fh);
+		memset(&ops[1], 0, sizeof(ops[1]));
+		ops[1].argop = OP_DELEGRETURN;
+		ops[1].nfs_argop4_u.opdelegreturn.deleg_stateid = deleg;
+		CU_ASSERT_EQUAL(nc_seq(c, ops, 2, &res), 0);
+		CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
+		proto_compound_res_free(&res);
+		CU_ASSERT_EQUAL(nc_remove(other, &root, "delegated"), NFS4_OK);
 	}
 	nc_free(other);
 	nc_free(c);
@@ -522,6 +624,7 @@ TEST_SUITE(mds_session, "integration/mds-session", suite_init, suite_clean,
 	   { "exchange_id_cases", test_exchange_id_cases },
 	   { "create_session_sequence_and_replay", test_create_session_sequence_and_replay },
 	   { "sequence_slots_and_reply_cache", test_sequence_slots_and_reply_cache },
+	   { "retry_uncached_reply", test_retry_uncached_reply },
 	   { "backchannel_calls_arrive", test_backchannel_calls_arrive },
 	   { "bind_conn_and_destroy", test_bind_conn_and_destroy },
 	   { "lease_expiry_releases_state", test_lease_expiry_releases_state },
