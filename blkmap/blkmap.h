@@ -52,7 +52,9 @@ void blkmap_ctx_opts_init(struct blkmap_ctx_opts *opts);
 int blkmap_ctx_create(const struct blkmap_ctx_opts *opts, struct blkmap_ctx **out);
 
 /* Destroy the context: outstanding commands complete with -ECANCELED first (their callbacks run),
- * then devices still open are closed. Safe on NULL. */
+ * then devices still open are closed; a device a caller or a volume still references keeps only its
+ * memory (every call on it returns -ENODEV) until that last reference goes. Not from inside a
+ * callback. Safe on NULL. */
 void blkmap_ctx_destroy(struct blkmap_ctx *ctx);
 
 /* The text of the last failure in this context ("" if none). Borrowed until the next call. */
@@ -98,7 +100,8 @@ enum blkmap_dev_kind {
 int blkmap_dev_open(struct blkmap_ctx *ctx, const char *spec, unsigned flags, struct blkmap_dev **out);
 
 /* Devices are reference counted: blkmap_dev_ref() takes another reference, blkmap_dev_close() drops
- * one; the last one closes the session or fd (outstanding commands complete with -ECANCELED). */
+ * one; the last one closes the session or fd (outstanding commands complete with -ECANCELED). Closing
+ * from inside a completion callback is allowed (it finishes once the transport has returned). */
 struct blkmap_dev *blkmap_dev_ref(struct blkmap_dev *dev);
 void blkmap_dev_close(struct blkmap_dev *dev);
 
@@ -450,13 +453,14 @@ struct blkmap_report {
 /* Find candidate devices (portals first, then paths, then local devices), open them (cached in the
  * context: each device is opened and each signature region read once), match every leaf of vol by
  * signature (all components must match) or designator, and bind the leaves. Unreadable candidates
- * are skipped. Fails with -ENODEV naming the first unmatched leaf, or -EINVAL if two leaves matched
- * the same device. rep (may be NULL): caller frees with blkmap_report_free(); filled also on failure
+ * and unreachable portals are skipped. Fails with -ENODEV naming the first unmatched leaf (and the
+ * first portal that failed, if one did), or -EINVAL if two leaves matched the same device. rep (may be NULL): caller frees with blkmap_report_free(); filled also on failure
  * as far as it got. */
 int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct blkmap_discover_opts *opts,
 		   struct blkmap_report **rep);
 void blkmap_report_free(struct blkmap_report *rep);
-/* Drop the discovery cache (devices and the signature data read from them). */
+/* Drop the discovery cache (devices and the signature data read from them). Devices bound to a
+ * volume stay open (the volume holds them); the sessions of candidates that matched nothing close. */
 void blkmap_cache_flush(struct blkmap_ctx *ctx);
 
 #endif

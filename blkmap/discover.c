@@ -474,6 +474,7 @@ int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct 
 	char **specs = NULL;
 	unsigned nspecs = 0, ncands = 0;
 	uint8_t *buf = NULL;
+	char portal_err[sizeof(ctx->err) + 2] = "";
 	int rc = 0;
 
 	if (repp)
@@ -495,11 +496,12 @@ int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct 
 		rc = bm_err(ctx, rc, "resolve: %s", blkmap_vol_errstr(vol));
 		goto out;
 	}
+	/* a portal that does not answer is not fatal while the leaves are found elsewhere */
 	for (unsigned i = 0; i < opts->nportals; i++) {
-		rc = portal_luns(ctx, opts->portals[i], &specs, &nspecs);
-		if (rc < 0)
-			goto out;
+		if (portal_luns(ctx, opts->portals[i], &specs, &nspecs) < 0 && !portal_err[0])
+			snprintf(portal_err, sizeof(portal_err), "; %s", ctx->err);
 	}
+	rc = 0;
 	for (unsigned i = 0; i < opts->npaths; i++) {
 		char **x = realloc(specs, (nspecs + 1) * sizeof(*x));
 		if (!x) {
@@ -558,8 +560,8 @@ int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct 
 			}
 		}
 		if (!chosen[i]) {
-			rc = bm_err(ctx, -ENODEV, "volume %u (%s, %s) matched none of the %u candidate devices", i,
-				    bm_vol_type_name(e->type), m->how, ncands);
+			rc = bm_err(ctx, -ENODEV, "volume %u (%s, %s) matched none of the %u candidate devices%s", i,
+				    bm_vol_type_name(e->type), m->how, ncands, portal_err);
 			goto out;
 		}
 		for (unsigned j = 0; j < i; j++) {

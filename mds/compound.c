@@ -21,6 +21,10 @@
 #define SESSIONLESS_REPLY_MAX (64u << 10)
 /* Without a session limit: what one reply may carry (a READ of MDS_MAX_IO_BYTES). */
 #define DEFAULT_REPLY_MAX (MDS_MAX_IO_BYTES + (64u << 10))
+/* NFSv4.2's operations (RFC 7862, RFC 8276: ALLOCATE .. REMOVEXATTR): valid in minor version 2,
+ * all optional; we offer none of them. */
+#define OP42_FIRST 59
+#define OP42_LAST 75
 
 const struct mds_op_desc mds_op_table[MDS_OP_TABLE_SIZE] = {
 	[OP_ACCESS] = { mds_op_access, MDS_OPF_FH },
@@ -266,6 +270,15 @@ static void send_reply(struct mds_compound *c, nfsstat4 status)
 	rc = proto_compound_reply_begin(&r, &m, c->pargs.args.tag.utf8string_val, c->pargs.args.tag.utf8string_len, 0);
 	for (unsigned i = 0; rc == 0 && i < c->nres; i++)
 		rc = proto_compound_reply_add(&r, &c->res[i]);
+	if (rc == 0 && c->tail_op) {
+		/* An error result is its opcode and status (RFC 7862's results are unions on the
+		 * status with void error arms), so it is written directly. */
+		u_int op = c->tail_op, st = NFS4ERR_NOTSUPP;
+		if (!xdr_u_int(&m.xdr, &op) || !xdr_u_int(&m.xdr, &st))
+			rc = -EMSGSIZE;
+		r.nres++;
+		status = NFS4ERR_NOTSUPP;
+	}
 	if (rc == 0)
 		rc = proto_compound_reply_end(&r, status);
 	if (rc)
@@ -439,7 +452,11 @@ static void run_ops(struct mds_compound *c)
 		}
 	}
 	/* Every decoded op succeeded; decoding may have stopped at a bad one. */
-	if (c->pargs.stop == PROTO_COMPOUND_ILLEGAL)
+	if (c->pargs.stop == PROTO_COMPOUND_ILLEGAL && c->minorversion >= 2 && c->pargs.stop_opcode >= OP42_FIRST &&
+	    c->pargs.stop_opcode <= OP42_LAST) {
+		c->tail_op = c->pargs.stop_opcode;
+		c->reply_bytes += 8;
+	} else if (c->pargs.stop == PROTO_COMPOUND_ILLEGAL)
 		add_status_result(c, OP_ILLEGAL, NFS4ERR_OP_ILLEGAL);
 	else if (c->pargs.stop == PROTO_COMPOUND_BADXDR)
 		add_status_result(c, c->pargs.stop_opcode, NFS4ERR_BADXDR);
@@ -488,7 +505,12 @@ void mds_compound_run(struct mds_compound *c)
 	}
 	if (n == 0) {
 		/* The very first op could not be decoded. */
-		if (c->pargs.stop == PROTO_COMPOUND_BADXDR)
+		if (c->pargs.stop == PROTO_COMPOUND_ILLEGAL && a->minorversion >= 2 &&
+		    c->pargs.stop_opcode >= OP42_FIRST && c->pargs.stop_opcode <= OP42_LAST) {
+			/* Not in a session either: it is a 4.2 op we do not offer, outside SEQUENCE. */
+			c->tail_op = c->pargs.stop_opcode;
+			c->reply_bytes += 8;
+		} else if (c->pargs.stop == PROTO_COMPOUND_BADXDR)
 			add_status_result(c, c->pargs.stop_opcode, NFS4ERR_BADXDR);
 		else
 			add_status_result(c, OP_ILLEGAL, NFS4ERR_OP_ILLEGAL);

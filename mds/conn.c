@@ -209,6 +209,12 @@ static void conn_read(struct mds_conn *conn)
 {
 	unsigned char buf[65536];
 
+	if (conn->srv->stopping) {
+		/* Draining at shutdown: no new requests. */
+		mds_loop_del_fd(conn->srv->loop, conn->fd, MDS_EV_READ);
+		return;
+	}
+
 	/* Bounded work per wakeup so one busy client cannot starve the others. */
 	for (int rounds = 0; rounds < 16 && !conn->dead && !conn->read_paused; rounds++) {
 		ssize_t n = read(conn->fd, buf, sizeof(buf));

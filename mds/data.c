@@ -55,9 +55,15 @@ static uint64_t ceil_to(uint64_t v, uint32_t bs)
 
 static void io_start(struct mds_io *io);
 
+struct waiter_arg {
+	struct mds_server *srv;
+	struct mds_file *f;   /* referenced until the timer ran */
+};
+
 static int64_t start_waiter(struct mds_loop *loop, uint64_t id, void *arg)
 {
-	struct mds_file *f = arg;
+	struct waiter_arg *w = arg;
+	struct mds_file *f = w->f;
 	struct mds_io *io;
 	(void)loop;
 	(void)id;
@@ -71,6 +77,8 @@ static int64_t start_waiter(struct mds_loop *loop, uint64_t id, void *arg)
 		f->io_busy = 1;
 		io_start(io);
 	}
+	mds_file_put(w->srv, f);
+	free(w);
 	return MDS_TIMER_STOP;
 }
 
@@ -90,11 +98,22 @@ static void io_finish(struct mds_io *io, nfsstat4 status)
 		io->buf = NULL;
 	}
 	f->io_busy = 0;
+	srv->io_pending--;
 	if (f->io_head) {
 		/* From the loop, not from here: the next operation must not run inside this one. */
-		f->refs++;
-		if (!mds_loop_add_timer(srv->loop, 0, start_waiter, f))
-			f->refs--;
+		struct waiter_arg *w = malloc(sizeof(*w));
+		if (w) {
+			w->srv = srv;
+			w->f = f;
+			f->refs++;
+			if (!mds_loop_add_timer(srv->loop, 0, start_waiter, w)) {
+				f->refs--;
+				free(w);
+			}
+		}
+		if (!w)
+			LOG_ERROR("file %llu: out of memory; queued data operations stall",
+				  (unsigned long long)f->fileid);
 	}
 	mds_file_put(srv, f);
 	if (io->kind == IO_SETSIZE && status != NFS4_OK)
@@ -115,6 +134,7 @@ static nfsstat4 io_submit(struct mds_io *io)
 		return NFS4ERR_RESOURCE;
 	io->f = f;
 	c->op_ctx = io;
+	c->srv->io_pending++;
 	if (f->io_busy) {
 		if (f->io_tail)
 			f->io_tail->next = io;

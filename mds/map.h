@@ -27,8 +27,9 @@ int mds_map_put(struct mds_map *m, const void *key, size_t klen, void *val);
 /* Remove key; returns its value or NULL. */
 void *mds_map_del(struct mds_map *m, const void *key, size_t klen);
 
-/* Iteration: `for (it = mds_map_first(m); it; it = mds_map_next(m, it))`. mds_map_next may be
- * called after the current entry was deleted only through mds_map_iter_del. */
+/* Iteration: `for (v = mds_map_first(m, &it); v; v = mds_map_next(m, &it))`. The current entry may
+ * be deleted while iterating (mds_map_iter_del, or mds_map_del of its key); deleting any other
+ * entry, or putting, invalidates the iteration. */
 struct mds_map_iter {
 	size_t bucket;
 	struct mds_map_ent *ent, *next;

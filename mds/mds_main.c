@@ -214,17 +214,15 @@ static void report(int fd, int ok, const char *msg)
 
 int main(int argc, char **argv)
 {
-	struct settings *s = calloc(1, sizeof(*s));
-	struct mds_config *cfg = calloc(1, sizeof(*cfg));
+	static struct settings settings;
+	static struct mds_config config;
+	struct settings *s = &settings;
+	struct mds_config *cfg = &config;
 	struct mds_server *srv = NULL;
 	char err[2048] = "", abspool[PATH_MAX];
 	const char *pid_file = NULL;
 	int report_fd = -1, rc;
 
-	if (!s || !cfg) {
-		fprintf(stderr, "pnfs-mds: out of memory\n");
-		return 1;
-	}
 	if (parse_args(argc, argv, s) != 0)
 		return 2;
 	if (build_config(s, cfg, err, sizeof(err)) != 0) {
@@ -293,7 +291,5 @@ int main(int argc, char **argv)
 	if (pid_file)
 		unlink(pid_file);
 	LOG_INFO("stopped");
-	free(cfg);
-	free(s);
 	return rc ? 1 : 0;
 }

@@ -5,6 +5,7 @@
 #include "mds/attr.h"
 #include "mds/compound.h"
 #include "mds/data.h"
+#include "mds/deleg.h"
 #include "mds/fh.h"
 #include "mds/layout.h"
 #include "mds/ops.h"
@@ -154,6 +155,11 @@ MDS_OP(setattr)
 		/* Without an open for writing, the mode bits decide. */
 		if (!sst && !mds_may(&c->cred, &ino, MDS_MAY_WRITE))
 			return NFS4ERR_ACCESS;
+		{
+			struct mds_file *f = mds_file_find(c->srv, ino.fileid);
+			if (f && mds_deleg_break(c, f, OPEN4_SHARE_ACCESS_WRITE) != NFS4_OK)
+				return NFS4ERR_DELAY;
+		}
 		mds_attr_bitmap(c, &set, &r->attrsset);
 		return mds_data_setattr_size(c, &ino, &sa);
 	}

@@ -3,6 +3,7 @@
  * A removed file that is still open stays as an orphan until its last CLOSE. */
 #include "mds/attr.h"
 #include "mds/compound.h"
+#include "mds/deleg.h"
 #include "mds/fh.h"
 #include "mds/layout.h"
 #include "mds/ops.h"
@@ -183,6 +184,9 @@ MDS_OP(remove)
 		return st;
 	if (mds_ns_lookup(c->txn, dir.fileid, a->target.utf8string_val, a->target.utf8string_len, &victim) == 0) {
 		struct mds_file *f = mds_file_find(c->srv, victim);
+		/* Other clients' delegations of the file are recalled first (their caches). */
+		if (f && mds_deleg_break(c, f, 0) != NFS4_OK)
+			return NFS4ERR_DELAY;
 		if (file_is_open(c->srv, victim))
 			flags |= MDS_KEEP_ORPHAN;
 		if (f)
@@ -237,8 +241,18 @@ MDS_OP(rename)
 	st = sticky_ok(c, &ddir, c->txn, &a->newname);
 	if (st)
 		return st;
+	{
+		uint64_t moved;
+		if (mds_ns_lookup(c->txn, sdir.fileid, a->oldname.utf8string_val, a->oldname.utf8string_len, &moved) == 0) {
+			struct mds_file *mf = mds_file_find(c->srv, moved);
+			if (mf && mds_deleg_break(c, mf, 0) != NFS4_OK)
+				return NFS4ERR_DELAY;
+		}
+	}
 	if (mds_ns_lookup(c->txn, ddir.fileid, a->newname.utf8string_val, a->newname.utf8string_len, &victim) == 0) {
 		struct mds_file *f = mds_file_find(c->srv, victim);
+		if (f && mds_deleg_break(c, f, 0) != NFS4_OK)
+			return NFS4ERR_DELAY;
 		if (file_is_open(c->srv, victim))
 			flags |= MDS_KEEP_ORPHAN;
 		if (f)

@@ -372,9 +372,11 @@ MDS_OP(sequence)
 	if (a->sa_slotid >= s->nslots)
 		return NFS4ERR_BADSLOT;
 	slot = &s->slots[a->sa_slotid];
+	/* A request still running on this slot: the client must wait for its reply (a retry of it,
+	 * or a new request sent too early, RFC 8881 §2.10.6.2). */
+	if (slot->busy)
+		return NFS4ERR_DELAY;
 	if (a->sa_sequenceid == slot->seqid) {
-		if (slot->busy)
-			return NFS4ERR_DELAY;
 		if (!slot->has_reply)
 			return NFS4ERR_SEQ_MISORDERED;
 		return replay(c, slot);

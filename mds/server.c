@@ -152,7 +152,8 @@ static int store_startup(struct mds_server *srv, char *err, size_t errlen)
 	if (rc < 0)
 		goto fail;
 	for (uint64_t i = 1; i <= orphans[0]; i++) {
-		rc = mds_inode_destroy(t, orphans[i], 0, NULL);
+		/* A layout of the orphan may be reclaimed during grace: park its blocks until then. */
+		rc = mds_inode_destroy(t, orphans[i], srv->nreclaimable ? MDS_FREE_PENDING : 0, NULL);
 		if (rc && rc != -ENOENT)
 			goto fail;
 	}
@@ -388,7 +389,13 @@ void mds_server_free(struct mds_server *srv)
 	if (!srv)
 		return;
 	srv->stopping = 1;
-	/* Finish outstanding MDS-path I/O first: their COMPOUNDs commit before anything closes. */
+	/* Finish the MDS-path data operations under way (and those queued behind them on their
+	 * files) first: their COMPOUNDs commit and reply before anything closes. No new request
+	 * is read meanwhile (srv->stopping). */
+	for (int i = 0; i < 6000 && srv->io_pending; i++)
+		mds_loop_once(srv->loop, 10);
+	if (srv->io_pending)
+		LOG_WARN("shutting down with %u data operation(s) unfinished", srv->io_pending);
 	if (srv->bctx)
 		(void)blkmap_wait_idle(srv->bctx);
 	while (srv->conns)

@@ -228,6 +228,8 @@ struct mds_compound {
 	unsigned nres;
 	size_t reply_bytes;           /* encoded size of the reply so far */
 	size_t reply_limit;           /* the most it may grow to */
+	uint32_t tail_op;             /* an NFSv4.2 op answered NFS4ERR_NOTSUPP after the results
+					 (proto codes only 4.1 results); 0: none */
 	struct mds_deferred_free *deferred;
 	/* Session context (after SEQUENCE). */
 	struct mds_session *sess;
@@ -295,6 +297,7 @@ struct mds_server {
 	struct mds_map reclaimable;      /* owner bytes -> (void*)1: records from before the restart */
 	unsigned nreclaimable;
 	unsigned nrecalls;               /* delegations being recalled */
+	unsigned io_pending;             /* MDS-path data operations started, not yet finished */
 	/* Backchannel calls in flight (XID -> call). */
 	struct mds_map cb_calls;
 	uint32_t next_cb_xid;

@@ -110,9 +110,20 @@ static void test_signatures_on_lab(void)
 	/* a portal nobody serves */
 	snprintf(portal, sizeof(portal), "iscsi://127.0.0.1:%d", test_free_port());
 	vol = bmt_pool_volume(runid, 4, 1 << 20, 6 << 20, 64 << 10);
-	CU_ASSERT_EQUAL(blkmap_resolve(ctx, vol, &o, NULL), -ECONNREFUSED);
+	CU_ASSERT_EQUAL(blkmap_resolve(ctx, vol, &o, NULL), -ENODEV);
+	CU_ASSERT_PTR_NOT_NULL(strstr(blkmap_errstr(ctx), "matched none of the 0 candidate devices; portal "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(blkmap_errstr(ctx), portal));
 	blkmap_vol_free(vol);
+	/* a dead portal next to a live one: the leaves are found through the live one */
+	{
+		char live[128];
+		const char *two[2] = { portal, live };
+		struct blkmap_discover_opts o2 = { .portals = two, .nportals = 2 };
+		snprintf(live, sizeof(live), "iscsi://127.0.0.1:%d", lab->port);
+		vol = bmt_pool_volume(runid, 4, 1 << 20, 6 << 20, 64 << 10);
+		CU_ASSERT_EQUAL(blkmap_resolve(ctx, vol, &o2, NULL), 0);
+		blkmap_vol_free(vol);
+	}
 
 	blkmap_ctx_destroy(ctx);
 	lab_down(lab);

@@ -194,6 +194,24 @@ static void check_bytes_on_luns(const struct test_lab *lab)
 	free(want);
 }
 
+/* COMMIT's write verifier: the same within one server instance, another after a restart. */
+static void commit_verifier(struct nc *c, const char *path, char verf[8])
+{
+	nfs_argop4 ops[2];
+	struct proto_compound_res res;
+	struct nc_fh fh;
+
+	CU_ASSERT_EQUAL_FATAL(nc_lookup_path(c, path, &fh), 0);
+	nc_op_putfh(&ops[0], &fh);
+	memset(&ops[1], 0, sizeof(ops[1]));
+	ops[1].argop = OP_COMMIT;
+	CU_ASSERT_EQUAL(nc_seq(c, ops, 2, &res), 0);
+	CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
+	if (res.res.status == NFS4_OK)
+		memcpy(verf, res.res.resarray.resarray_val[2].nfs_resop4_u.opcommit.COMMIT4res_u.resok4.writeverf, 8);
+	proto_compound_res_free(&res);
+}
+
 static void test_files_survive_restarts(void)
 {
 	struct test_lab *lab = lab_up(4, "64M", NULL);
@@ -201,6 +219,7 @@ static void test_files_survive_restarts(void)
 	struct nc *c;
 	struct nc_fh root, files, late;
 	stateid4 sid;
+	char verf1[8] = { 0 }, verf2[8] = { 0 };
 	int rc;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
@@ -215,6 +234,9 @@ static void test_files_survive_restarts(void)
 	make_tree(c, &root);
 	check_files(c, "files");
 	check_tree(c);
+	commit_verifier(c, "files/f4", verf1);
+	commit_verifier(c, "files/f3", verf2);
+	CU_ASSERT(memcmp(verf1, verf2, 8) == 0);
 	nc_free(c);
 
 	/* A clean stop, then everything again from the pool alone. */
@@ -226,6 +248,8 @@ static void test_files_survive_restarts(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	check_files(c, "files");
 	check_tree(c);
+	commit_verifier(c, "files/f4", verf2);
+	CU_ASSERT(memcmp(verf1, verf2, 8) != 0);
 	/* More changes, and the server dies without warning right after the replies. */
 	CU_ASSERT_EQUAL(nc_lookup_path(c, "files", &files), 0);
 	CU_ASSERT_EQUAL(nc_open(c, &files, "late", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &late, &sid), 0);

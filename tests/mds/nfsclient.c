@@ -58,6 +58,7 @@ void nc_free(struct nc *c)
 		return;
 	close(c->fd);
 	proto_rm_reader_destroy(&c->rr);
+	free(c->last_body);
 	free(c);
 }
 
@@ -393,6 +394,11 @@ int nc_compound(struct nc *c, const nfs_argop4 *ops, unsigned n, struct proto_co
 		free(rec);
 		return -EPROTO;
 	}
+	free(c->last_body);
+	c->last_body_len = rl - off;
+	c->last_body = malloc(c->last_body_len ? c->last_body_len : 1);
+	if (c->last_body)
+		memcpy(c->last_body, (uint8_t *)rec + off, c->last_body_len);
 	rc = proto_compound_res_decode((uint8_t *)rec + off, rl - off, res);
 	free(rec);
 	return rc;
@@ -420,6 +426,11 @@ int nc_seq_opts(struct nc *c, const nfs_argop4 *ops, unsigned n, int cachethis, 
 		memcpy(all + 1, ops, n * sizeof(*ops));
 	rc = nc_compound(c, all, n + 1, res);
 	free(all);
+	/* A SEQUENCE that failed did not use the slot: the next request reuses its sequence id. */
+	if (rc == 0 && !reuse_seqid && res->res.resarray.resarray_len > 0 &&
+	    res->res.resarray.resarray_val[0].resop == OP_SEQUENCE &&
+	    res->res.resarray.resarray_val[0].nfs_resop4_u.opsequence.sr_status != NFS4_OK)
+		c->slot_seq--;
 	if (rc == 0 && res->res.resarray.resarray_len > 0 &&
 	    res->res.resarray.resarray_val[0].resop == OP_SEQUENCE &&
 	    res->res.resarray.resarray_val[0].nfs_resop4_u.opsequence.sr_status == NFS4_OK)
@@ -485,7 +496,8 @@ static int setup(struct nc *c, const char *owner, int reclaim_complete)
 	ca->csa_clientid = c->clientid;
 	ca->csa_sequence = c->cs_seq;
 	ca->csa_flags = CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
-	ca->csa_fore_chan_attrs = (channel_attrs4){ 0, 4u << 20, 4u << 20, 64u << 10, 32, 4, { 0, NULL } };
+	ca->csa_fore_chan_attrs =
+		(channel_attrs4){ 0, 4u << 20, 4u << 20, 64u << 10, 32, c->want_slots ? c->want_slots : 4, { 0, NULL } };
 	ca->csa_back_chan_attrs = (channel_attrs4){ 0, 64u << 10, 64u << 10, 0, 8, 1, { 0, NULL } };
 	ca->csa_cb_program = NFS4_CALLBACK;
 	ca->csa_sec_parms.csa_sec_parms_len = 1;
@@ -809,7 +821,8 @@ int nc_read(struct nc *c, const struct nc_fh *fh, const stateid4 *sid, uint64_t 
 			if (ok->data.data_len > n)
 				rc = -EPROTO;
 			else {
-				memcpy((char *)buf + done, ok->data.data_val, ok->data.data_len);
+				if (ok->data.data_len)
+					memcpy((char *)buf + done, ok->data.data_val, ok->data.data_len);
 				done += ok->data.data_len;
 				eof = ok->eof || ok->data.data_len == 0;
 			}

@@ -38,6 +38,9 @@ struct nc {
 	int cb_answer_recall;         /* 0: answer CB_RECALL NFS4_OK (default); else this status */
 	int cb_silent;                /* do not answer backchannel calls at all */
 	int timeout_ms;               /* for one reply (default 10000) */
+	uint32_t want_slots;          /* fore-channel slots asked for (default 4) */
+	uint8_t *last_body;           /* the last COMPOUND4res as received (malloc'd) */
+	size_t last_body_len;
 	uint8_t in[65536];            /* received, not yet fed to rr */
 	size_t in_off, in_len;
 };

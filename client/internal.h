@@ -1,0 +1,425 @@
+/* libpnfs internals shared by the modules of client/: the context with its loop, connection,
+ * session and slot table, compounds (the unit every call is built from), open files and their
+ * layouts. The one idea: every public call is a small chain of compounds completed by callbacks on
+ * the context's loop; nothing blocks except the sync wrappers, which just run that loop. */
+#ifndef CLIENT_INTERNAL_H
+#define CLIENT_INTERNAL_H
+
+#include "client/pnfs.h"
+#include "proto/proto.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct blkmap_ctx;
+struct blkmap_vol;
+struct pc_layout;
+struct pc_device;
+
+/* ---- loop -------------------------------------------------------------------------------------- */
+
+struct pc_watch {
+	int fd;
+	uint32_t events;            /* EPOLLIN / EPOLLOUT */
+	int added;
+	void (*fn)(struct pnfs_context *ctx, struct pc_watch *w, uint32_t revents);
+};
+
+struct pc_timer {
+	uint64_t due_ms;
+	int armed;
+	void (*fn)(struct pnfs_context *ctx, struct pc_timer *t);
+	void *arg;
+	struct pc_timer *next, *prev;
+};
+
+uint64_t pc_now_ms(void);
+int pc_watch_add(struct pnfs_context *ctx, struct pc_watch *w);
+int pc_watch_mod(struct pnfs_context *ctx, struct pc_watch *w, uint32_t events);
+void pc_watch_del(struct pnfs_context *ctx, struct pc_watch *w);
+/* Arm (or re-arm) t to fire after delay_ms from inside pnfs_service(), never from inside another
+ * callback: delay 0 is how work is deferred to the top of the loop. */
+void pc_timer_arm(struct pnfs_context *ctx, struct pc_timer *t, uint64_t delay_ms);
+void pc_timer_cancel(struct pnfs_context *ctx, struct pc_timer *t);
+
+/* ---- errors ------------------------------------------------------------------------------------ */
+
+int pc_err(struct pnfs_context *ctx, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* NFS4ERR_* to -errno. */
+int pc_nfs_errno(nfsstat4 st);
+
+/* ---- connection --------------------------------------------------------------------------------- */
+
+struct pc_sendbuf {
+	uint8_t *buf;
+	size_t len, off;
+	struct pc_sendbuf *next;
+};
+
+struct pc_conn {
+	int fd;
+	int connected;              /* TCP established */
+	struct pc_watch w;
+	struct proto_rm_reader rd;
+	struct pc_sendbuf *sq_head, *sq_tail;
+	uint64_t last_rx_ms;
+	uint8_t *rbuf;
+	size_t rbuf_len;
+};
+
+int pc_conn_open(struct pnfs_context *ctx);
+void pc_conn_close(struct pnfs_context *ctx);
+/* Queue bytes to send; takes ownership of buf (malloc'd). Returns 0 or -errno. */
+int pc_conn_send(struct pnfs_context *ctx, uint8_t *buf, size_t len);
+
+/* ---- compounds -------------------------------------------------------------------------------- */
+
+#define PC_MAX_OPS 32
+
+enum pc_queue { PC_Q_NONE, PC_Q_WAIT, PC_Q_SENT, PC_Q_DELAY };
+
+struct pc_alloc {
+	struct pc_alloc *next;
+	char data[];
+};
+
+struct pc_compound {
+	struct pnfs_context *ctx;
+	char what[256];             /* for error text: "OPEN /export/a" */
+	nfs_argop4 ops[PC_MAX_OPS]; /* ops[0] is SEQUENCE unless nosession */
+	uint32_t nops;
+	int nosession;              /* EXCHANGE_ID, CREATE_SESSION, BIND_CONN_TO_SESSION... alone */
+	int setup;                  /* part of session setup: bypasses the wait for a ready session */
+	int no_retry;               /* do not resend after session loss (e.g. DESTROY_SESSION) */
+	int cachethis;              /* ask the server to cache the reply (state-changing compounds) */
+	int abs_path;               /* the last path split was absolute: walk from the server root */
+	int reclaim_op;             /* re-establishes sid_fh's open state: not held by reclaim_pending */
+	unsigned max_delay_retries; /* NFS4ERR_DELAY/GRACE retries; 0: the default */
+	/* stateids refreshed from the file at every (re)send: reclaim may have replaced them */
+	struct pnfs_fh *sid_fh;
+	stateid4 *sid_ptr[4];
+	unsigned nsid;
+	uint32_t sid_gen;
+	/* completion: called once, then the owner frees c with pc_compound_free() */
+	void (*done)(struct pc_compound *c);
+	void *priv;
+	uint64_t u64[4];            /* small per-call values for the owner */
+	/* outcome */
+	int status;                 /* 0 or -errno; -EPROTO etc. for transport/decode failures */
+	nfsstat4 nfs_status;        /* COMPOUND status (NFS4_OK when status is 0) */
+	char errtext[256];          /* why, for failures below NFS (encode, RPC, transport) */
+	struct proto_compound_res res;
+	int have_res;
+	/* transport */
+	int slot;
+	uint32_t seqid;
+	uint32_t xid;
+	int replay;                 /* resend on the same slot and seqid (session survived) */
+	unsigned retries;
+	uint64_t submitted_ms;
+	enum pc_queue q;
+	struct pc_compound *next, *prev;
+	struct pc_timer delay_timer;
+	struct pc_alloc *arena;
+};
+
+struct pc_compound *pc_compound_new(struct pnfs_context *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void pc_compound_free(struct pc_compound *c);
+/* Memory that lives as long as c (names, buffers the ops point to). NULL on ENOMEM. */
+void *pc_alloc(struct pc_compound *c, size_t len);
+char *pc_strdup(struct pc_compound *c, const char *s);
+/* Append an op; returns it (zeroed but for argop) or NULL when full (c->status = -E2BIG). */
+nfs_argop4 *pc_add(struct pc_compound *c, nfs_opnum4 op);
+void pc_add_putfh(struct pc_compound *c, const uint8_t *fh, uint32_t len);
+void pc_add_putrootfh(struct pc_compound *c);
+void pc_add_lookup(struct pc_compound *c, const char *name);
+void pc_add_getfh(struct pc_compound *c);
+void pc_add_getattr(struct pc_compound *c, const struct proto_attrmask *m);
+/* Set a component4/utf8string from a C string (borrowed). */
+void pc_utf8(utf8string *u, const char *s);
+/* Mark a stateid field of an op to be filled from fh's open stateid at send time. */
+void pc_bind_stateid(struct pc_compound *c, struct pnfs_fh *fh, stateid4 *sid);
+/* Submit: waits for a session and a slot, sends, completes through c->done. */
+void pc_submit(struct pc_compound *c);
+/* Result of op index i (same index as ops[]), or NULL when the reply stopped before it. */
+nfs_resop4 *pc_res(struct pc_compound *c, uint32_t i);
+/* Result of the first op of this kind, or NULL. */
+nfs_resop4 *pc_res_op(struct pc_compound *c, nfs_opnum4 op);
+/* After completion: the failing op's name for messages, or "COMPOUND". */
+const char *pc_failed_op(struct pc_compound *c);
+/* Set the context error from c's outcome ("WHAT: OP: NFS4ERR_X"). Returns c->status. */
+int pc_compound_err(struct pc_compound *c);
+
+/* Called by the connection layer. */
+void pc_rpc_reply(struct pnfs_context *ctx, void *rec, size_t len);
+void pc_compounds_conn_lost(struct pnfs_context *ctx);
+/* Start whatever waits (after the session becomes ready or a slot frees up). */
+void pc_compounds_kick(struct pnfs_context *ctx);
+/* Fail compounds waiting longer than max_age_ms (no connection), with why as their text. */
+void pc_compounds_expire(struct pnfs_context *ctx, uint64_t max_age_ms, int err, const char *why);
+/* Fail every waiting and in-flight compound with err (context shutdown, unrecoverable). */
+void pc_compounds_fail_all(struct pnfs_context *ctx, int err);
+/* Requeue compounds sent on a dead session (they get new slots). */
+void pc_compounds_session_lost(struct pnfs_context *ctx);
+
+/* ---- session -------------------------------------------------------------------------------- */
+
+enum pc_state {
+	PC_ST_NONE = 0,             /* not mounted */
+	PC_ST_CONNECTING,
+	PC_ST_EXCHANGE_ID,
+	PC_ST_CREATE_SESSION,
+	PC_ST_BIND,
+	PC_ST_RECLAIM,
+	PC_ST_READY,
+	PC_ST_DOWN,                 /* connection lost; reconnect pending */
+	PC_ST_FAILED,               /* given up (umounted, or setup failed at mount) */
+};
+
+struct pc_slot {
+	uint32_t seqid;             /* last seqid used on this slot */
+	struct pc_compound *c;      /* in flight */
+	int bad;                    /* server rejected it: not used until a new session */
+};
+
+#define PC_MAX_SLOTS 256
+#define PC_CB_SLOTS 8
+#define PC_CB_PROGRAM 0x40000000u
+
+struct pc_cb_slot {
+	uint32_t seqid;
+	uint8_t *reply;             /* last reply (record with mark) for replays */
+	size_t reply_len;
+};
+
+void pc_session_start(struct pnfs_context *ctx);
+void pc_session_conn_up(struct pnfs_context *ctx);
+void pc_session_conn_lost(struct pnfs_context *ctx, int err);
+/* The server said the session, or the client ID, is gone: recover (then waiting compounds resume). */
+void pc_session_recover(struct pnfs_context *ctx, nfsstat4 why);
+void pc_session_seq_flags(struct pnfs_context *ctx, uint32_t flags);
+void pc_lease_touch(struct pnfs_context *ctx);
+
+/* ---- backchannel ------------------------------------------------------------------------------ */
+
+void pc_cb_call(struct pnfs_context *ctx, void *rec, size_t len);
+
+/* ---- paths and attributes ------------------------------------------------------------------ */
+
+#define PC_PATH_MAX_DEPTH 64
+
+/* Split an absolute or relative path into components (".", "" dropped; ".." kept for LOOKUPP);
+ * the components point into a copy stored in c's arena. Returns the count or -errno. */
+int pc_path_split(struct pc_compound *c, const char *path, const char **comp, int max);
+/* PUTFH(root or export) + LOOKUP/LOOKUPP for each of the first n components. Returns 0 or -errno. */
+int pc_add_walk(struct pc_compound *c, const char *const *comp, int n);
+/* Path for messages, resolved against the export. Static buffer per thread. */
+const char *pc_path_show(struct pnfs_context *ctx, const char *path);
+
+extern struct proto_attrmask pc_attrs_stat;   /* what pnfs_stat needs */
+extern struct proto_attrmask pc_attrs_open;   /* stat + what the data path needs */
+extern struct proto_attrmask pc_attrs_fs;     /* statfs and session setup */
+/* Decode a GETATTR result into st (and the fattr). Returns 0 or -EBADMSG. */
+int pc_attr_decode(const fattr4 *in, struct proto_fattr *fa, struct pnfs_stat *st);
+void pc_fattr_to_stat(const struct proto_fattr *fa, struct pnfs_stat *st);
+/* Build a fattr4 with mode (and optionally size) in c's arena. */
+int pc_fattr_mode(struct pc_compound *c, fattr4 *out, int with_mode, uint32_t mode, int with_size,
+		  uint64_t size);
+
+/* ---- calls and their completion --------------------------------------------------------------- */
+
+/* A public call in progress: its user callback and what to hand it. */
+struct pc_call {
+	struct pnfs_context *ctx;
+	pnfs_cb cb;
+	void *priv;
+	int status;
+	void *data;
+	struct pc_timer done_timer;
+};
+struct pc_call *pc_call_new(struct pnfs_context *ctx, size_t size, pnfs_cb cb, void *priv);
+/* Run the user callback (with the context error set if status < 0) and free the call. */
+void pc_call_complete(struct pc_call *call, int status, void *data);
+/* Complete later, from the top of the loop (for calls that fail or finish before any I/O). */
+void pc_call_complete_later(struct pc_call *call, int status);
+
+/* ---- files ------------------------------------------------------------------------------------ */
+
+struct pc_waiter {
+	void (*fn)(struct pnfs_context *ctx, void *arg);
+	void *arg;
+	struct pc_waiter *next;
+};
+
+struct pnfs_fh {
+	struct pnfs_context *ctx;
+	struct pnfs_fh *next, *prev;     /* ctx->files */
+	char *path;
+	uint8_t fh[NFS4_FHSIZE];
+	uint32_t fhlen;
+	stateid4 open_sid;
+	uint32_t sid_gen;                /* bumped when the open stateid is replaced by reclaim */
+	uint32_t share_access;
+	int flags;                       /* open(2) flags */
+	uint64_t fileid;
+	uint64_t size;                   /* what fstat reports: server size or past it with our writes */
+	uint64_t change;
+	int reclaim_pending;             /* compounds using the open stateid wait for the reclaim */
+	int u_reopen;                    /* reclaim failed: open again after RECLAIM_COMPLETE */
+	uint64_t u_owner;                /* open owner id ("open-N") */
+	/* MDS-path writes */
+	unsigned ios_inflight;           /* reads and writes of this file in flight */
+	int unstable;                    /* UNSTABLE4 writes since the last COMMIT */
+	verifier4 wverf;
+	int wverf_set;
+	int verf_mismatch;
+	/* an error to report at fsync/close: data that could not be made durable */
+	int sticky_err;
+	char sticky_msg[256];
+	struct pc_waiter *idle_waiters;  /* run when ios_inflight drops to 0 */
+	/* data path */
+	struct pc_layout *lo;
+	int mds_only;                    /* no layouts for this file (reason below) */
+	char mds_reason[256];
+	int noticed;
+};
+
+struct pnfs_fh *pc_fh_new(struct pnfs_context *ctx, const char *path);
+void pc_fh_free(struct pnfs_fh *fh);
+struct pnfs_fh *pc_fh_find(struct pnfs_context *ctx, const uint8_t *fh, uint32_t len);
+void pc_fh_io_begin(struct pnfs_fh *fh);
+void pc_fh_io_end(struct pnfs_fh *fh);
+/* Run fn when the file has no I/O in flight (now, deferred, if already idle). */
+int pc_fh_when_idle(struct pnfs_fh *fh, void (*fn)(struct pnfs_context *, void *), void *arg);
+void pc_fh_set_sticky(struct pnfs_fh *fh, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Re-open every open file after a new client ID (reclaim); calls done when all are back. */
+void pc_files_reclaim(struct pnfs_context *ctx, int during_grace, void (*done)(struct pnfs_context *));
+/* Switch the file to the MDS path with a one-line notice (once per file). */
+void pc_fh_to_mds(struct pnfs_fh *fh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* MDS-path I/O (mdsio.c). The iovec array is copied. cb gets bytes or -errno. */
+struct pc_iovec {
+	struct iovec *iov;
+	int niov;
+	size_t total;
+};
+typedef void (*pc_io_cb)(struct pnfs_context *ctx, int status, void *arg);
+int pc_mds_read(struct pnfs_fh *fh, const struct iovec *iov, int niov, uint64_t off, pc_io_cb cb, void *arg);
+int pc_mds_write(struct pnfs_fh *fh, const struct iovec *iov, int niov, uint64_t off, pc_io_cb cb, void *arg);
+int pc_mds_commit(struct pnfs_fh *fh, pc_io_cb cb, void *arg);
+/* Copy helpers over iovec arrays. */
+size_t pc_iov_total(const struct iovec *iov, int niov);
+void pc_iov_copy_in(const struct iovec *iov, int niov, size_t off, const void *src, size_t len);
+void pc_iov_copy_out(const struct iovec *iov, int niov, size_t off, void *dst, size_t len);
+void pc_iov_zero(const struct iovec *iov, int niov, size_t off, size_t len);
+/* Sub-range [off, off+len) of an iovec array as a new array (malloc'd; caller frees). */
+int pc_iov_slice(const struct iovec *iov, int niov, size_t off, size_t len, struct iovec **out, int *nout);
+
+/* ---- the data path (layout.c, device.c, pio.c) ---------------------------------------------------- */
+
+/* Read/write through layouts when the file has them; otherwise through the MDS. */
+int pc_io_read(struct pnfs_fh *fh, const struct iovec *iov, int niov, uint64_t off, pc_io_cb cb, void *arg);
+int pc_io_write(struct pnfs_fh *fh, const struct iovec *iov, int niov, uint64_t off, pc_io_cb cb, void *arg);
+/* LAYOUTCOMMIT of everything written through layouts (after the writes in flight finish). */
+int pc_layout_commit(struct pnfs_fh *fh, pc_io_cb cb, void *arg);
+/* Commit and return every layout of the file (close, truncate). */
+int pc_layout_return_all(struct pnfs_fh *fh, int commit, pc_io_cb cb, void *arg);
+/* Layouts dropped without a word to the server (new client ID: they are gone there). */
+void pc_layout_forget(struct pnfs_fh *fh);
+void pc_layout_free(struct pc_layout *lo);
+/* End of the bytes written through layouts and not yet committed (0: none). */
+uint64_t pc_layout_dirty_end(struct pnfs_fh *fh);
+/* Truncate the cached layout after SETATTR size. */
+void pc_layout_truncated(struct pnfs_fh *fh, uint64_t size);
+/* Backchannel entry points: return an NFS status for the reply, work continues on the loop. */
+nfsstat4 pc_layout_recall(struct pnfs_context *ctx, const CB_LAYOUTRECALL4args *a);
+nfsstat4 pc_layout_recall_any(struct pnfs_context *ctx, const CB_RECALL_ANY4args *a);
+nfsstat4 pc_device_notify(struct pnfs_context *ctx, const CB_NOTIFY_DEVICEID4args *a);
+void pc_devices_free(struct pnfs_context *ctx);
+void pc_devices_changed(struct pnfs_context *ctx);
+
+/* ---- the context --------------------------------------------------------------------------- */
+
+struct pnfs_context {
+	struct pnfs_opts opts;
+	char **portals, **devices;
+	char *owner_id;
+	char machine[256];
+	uint32_t uid, gid;
+	verifier4 boot_verf;
+	char err[1024];
+
+	/* loop */
+	int epfd, tfd;
+	struct pc_watch tw;
+	struct pc_timer *timers;
+	int cb_depth;               /* > 0 while user callbacks run */
+	int servicing;
+	int destroying;
+
+	/* MDS */
+	char host[256];
+	int port;
+	char *export;
+	struct pc_conn conn;
+	struct proto_xid_table *xids;
+	uint64_t connect_started_ms;
+	unsigned connect_failures;
+	struct pc_timer reconnect_timer;
+	int last_conn_err;
+
+	/* client and session */
+	enum pc_state state;
+	clientid4 clientid;
+	sequenceid4 create_seq;
+	uint32_t eir_flags;
+	int have_clientid, have_session;
+	sessionid4 sessionid;
+	uint32_t fore_maxreq, fore_maxresp, fore_maxops;
+	unsigned nslots;
+	unsigned target_slots;
+	struct pc_slot slots[PC_MAX_SLOTS];
+	struct pc_cb_slot cb_slots[PC_CB_SLOTS];
+	unsigned cb_nslots;
+	uint32_t cb_maxreq, cb_maxresp;
+	uint32_t lease_s;
+	uint64_t last_seq_ms;
+	struct pc_timer lease_timer;
+	struct pc_timer watchdog;
+	int renewing;
+	int recovering;
+	int new_clientid;           /* the setup after this one must reclaim */
+	struct pc_timer setup_timer;
+	unsigned setup_delays;
+	struct pc_compound *setup_c;
+	uint64_t cb_path_fix_ms;
+
+	/* mount */
+	struct pc_call *mount_call;
+	int mounted;
+	uint8_t root_fh[NFS4_FHSIZE];
+	uint32_t root_fhlen;
+	uint32_t layout_blksize;
+	uint32_t fs_layout_types[PROTO_LAYOUT_TYPES_MAX];
+	unsigned nfs_layout_types;
+	uint64_t fs_maxread, fs_maxwrite;
+
+	/* compounds */
+	struct pc_compound *waitq_head, *waitq_tail;
+	struct pc_compound *sent_head;
+	unsigned ncompounds;        /* alive (submitted, not done) */
+	unsigned ncalls;            /* public calls in flight */
+
+	/* files and the data path */
+	struct pnfs_fh *files;
+	struct pc_device *devices_list;
+	struct blkmap_ctx *bm;
+	struct pc_watch bmw;
+	uint64_t next_open_owner;
+
+	struct pnfs_stats stats;
+};
+
+#endif

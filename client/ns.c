@@ -1,0 +1,538 @@
+/* Namespace calls: stat, statfs, chmod, mkdir, unlink, rename, symlink, readlink and whole-directory
+ * reads. Each is one compound (a READDIR is one per batch of entries) built on the path walk. */
+#include "client/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ns_call {
+	struct pc_call call;
+	struct pnfs_stat st;
+	struct pnfs_statfs sf;
+	char *text;
+	struct pnfs_dir *dir;
+	uint8_t dirfh[NFS4_FHSIZE];
+	uint32_t dirfhlen;
+	char *path;
+};
+
+struct pnfs_dir {
+	struct pnfs_dirent *ents;
+	unsigned n, cap, pos;
+	char **names;
+};
+
+static void ns_free(struct ns_call *nc)
+{
+	free(nc->text);
+	free(nc->path);
+}
+
+/* Finish a namespace call: status, data; the call is freed. */
+static void ns_done(struct ns_call *nc, int status, void *data)
+{
+	char *text = nc->text, *path = nc->path;
+	nc->text = NULL;
+	nc->path = NULL;
+	pc_call_complete(&nc->call, status, data);
+	free(text);
+	free(path);
+}
+
+/* A compound for a call on path: the walk to the object (parent 0) or to its parent directory
+ * (parent 1, *leaf the last name). Returns NULL with the call completed later on failure. */
+static struct pc_compound *path_compound(struct ns_call *nc, const char *opname, const char *path, int parent,
+					 const char **leaf, void (*done)(struct pc_compound *))
+{
+	struct pnfs_context *ctx = nc->call.ctx;
+	struct pc_compound *c = pc_compound_new(ctx, "%s %s", opname, pc_path_show(ctx, path));
+	const char *comp[PC_PATH_MAX_DEPTH];
+	int n, rc;
+
+	if (!c) {
+		pc_err(ctx, -ENOMEM, "out of memory");
+		pc_call_complete_later(&nc->call, -ENOMEM);
+		return NULL;
+	}
+	n = pc_path_split(c, path, comp, PC_PATH_MAX_DEPTH);
+	if (n >= 0 && parent && (n == 0 || strcmp(comp[n - 1], "..") == 0))
+		n = -EINVAL;
+	if (n < 0) {
+		rc = pc_err(ctx, n, "%s: %s", c->what,
+			    n == -EINVAL ? "needs a name (not the root, not \"..\")" : strerror(-n));
+		goto fail;
+	}
+	if (parent) {
+		*leaf = comp[n - 1];
+		n--;
+	}
+	rc = pc_add_walk(c, comp, n);
+	if (rc < 0) {
+		pc_err(ctx, rc, "%s: %s", c->what, rc == -ENAMETOOLONG ? "too many path components" : strerror(-rc));
+		goto fail;
+	}
+	c->done = done;
+	c->priv = nc;
+	return c;
+fail:
+	pc_compound_free(c);
+	pc_call_complete_later(&nc->call, rc);
+	return NULL;
+}
+
+static struct ns_call *ns_new(struct pnfs_context *ctx, pnfs_cb cb, void *priv)
+{
+	struct ns_call *nc;
+
+	if (!ctx->mounted) {
+		pc_err(ctx, -ENOTCONN, "not mounted");
+		return NULL;
+	}
+	nc = (struct ns_call *)pc_call_new(ctx, sizeof(*nc), cb, priv);
+	if (!nc)
+		pc_err(ctx, -ENOMEM, "out of memory");
+	return nc;
+}
+
+#define NS_START(ctx, cb, priv)                                         \
+	struct ns_call *nc = ns_new(ctx, cb, priv);                     \
+	if (!nc)                                                        \
+		return ctx->mounted ? -ENOMEM : -ENOTCONN
+
+/* ---- stat, statfs, chmod ---------------------------------------------------------------------- */
+
+static void stat_done(struct pc_compound *c)
+{
+	struct ns_call *nc = c->priv;
+	nfs_resop4 *ga = pc_res_op(c, OP_GETATTR);
+	struct proto_fattr fa;
+	int rc = c->status;
+
+	if (rc < 0) {
+		pc_compound_err(c);
+	} else if (!ga || pc_attr_decode(&ga->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes, &fa,
+					 &nc->st) < 0) {
+		rc = pc_err(c->ctx, -EPROTO, "%s: bad GETATTR reply", c->what);
+	}
+	pc_compound_free(c);
+	ns_done(nc, rc, rc < 0 ? NULL : &nc->st);
+}
+
+int pnfs_stat_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	struct pc_compound *c = path_compound(nc, "stat", path, 0, NULL, stat_done);
+	if (!c)
+		return 0;
+	pc_add_getattr(c, &pc_attrs_stat);
+	pc_submit(c);
+	return 0;
+}
+
+static void statfs_done(struct pc_compound *c)
+{
+	struct ns_call *nc = c->priv;
+	nfs_resop4 *ga = pc_res_op(c, OP_GETATTR);
+	struct proto_fattr fa;
+	int rc = c->status;
+
+	if (rc < 0) {
+		pc_compound_err(c);
+	} else if (!ga || pc_attr_decode(&ga->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes, &fa,
+					 NULL) < 0) {
+		rc = pc_err(c->ctx, -EPROTO, "%s: bad GETATTR reply", c->what);
+	} else {
+		struct pnfs_statfs *sf = &nc->sf;
+		memset(sf, 0, sizeof(*sf));
+		sf->total_bytes = fa.space_total;
+		sf->free_bytes = fa.space_free;
+		sf->avail_bytes = fa.space_avail;
+		sf->total_files = fa.files_total;
+		sf->free_files = fa.files_free;
+		sf->avail_files = fa.files_avail;
+		if (proto_attrmask_isset(&fa.mask, FATTR4_LAYOUT_BLKSIZE))
+			sf->layout_blksize = fa.layout_blksize;
+		if (proto_attrmask_isset(&fa.mask, FATTR4_FS_LAYOUT_TYPES)) {
+			sf->nlayout_types = fa.fs_layout_types_len < 8 ? fa.fs_layout_types_len : 8;
+			for (unsigned i = 0; i < sf->nlayout_types; i++)
+				sf->layout_types[i] = fa.fs_layout_types[i];
+		}
+	}
+	pc_compound_free(c);
+	ns_done(nc, rc, rc < 0 ? NULL : &nc->sf);
+}
+
+int pnfs_statfs_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	struct pc_compound *c = path_compound(nc, "statfs", path, 0, NULL, statfs_done);
+	if (!c)
+		return 0;
+	pc_add_getattr(c, &pc_attrs_fs);
+	pc_submit(c);
+	return 0;
+}
+
+static void status_done(struct pc_compound *c)
+{
+	struct ns_call *nc = c->priv;
+	int rc = c->status;
+
+	if (rc < 0)
+		pc_compound_err(c);
+	pc_compound_free(c);
+	ns_done(nc, rc, NULL);
+}
+
+int pnfs_chmod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb, void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	struct pc_compound *c = path_compound(nc, "chmod", path, 0, NULL, status_done);
+	nfs_argop4 *op;
+
+	if (!c)
+		return 0;
+	c->cachethis = 1;
+	op = pc_add(c, OP_SETATTR);
+	if (op && pc_fattr_mode(c, &op->nfs_argop4_u.opsetattr.obj_attributes, 1, mode, 0, 0) < 0)
+		c->status = -ENOMEM;
+	pc_submit(c);
+	return 0;
+}
+
+/* ---- mkdir, unlink, rename, symlink ------------------------------------------------------------ */
+
+int pnfs_mkdir_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb, void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	const char *leaf = NULL;
+	struct pc_compound *c = path_compound(nc, "mkdir", path, 1, &leaf, status_done);
+	nfs_argop4 *op;
+
+	if (!c)
+		return 0;
+	c->cachethis = 1;
+	op = pc_add(c, OP_CREATE);
+	if (op) {
+		CREATE4args *a = &op->nfs_argop4_u.opcreate;
+		a->objtype.type = NF4DIR;
+		pc_utf8(&a->objname, leaf);
+		if (pc_fattr_mode(c, &a->createattrs, 1, mode, 0, 0) < 0)
+			c->status = -ENOMEM;
+	}
+	pc_submit(c);
+	return 0;
+}
+
+int pnfs_unlink_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	const char *leaf = NULL;
+	struct pc_compound *c = path_compound(nc, "remove", path, 1, &leaf, status_done);
+	nfs_argop4 *op;
+
+	if (!c)
+		return 0;
+	c->cachethis = 1;
+	op = pc_add(c, OP_REMOVE);
+	if (op)
+		pc_utf8(&op->nfs_argop4_u.opremove.target, leaf);
+	pc_submit(c);
+	return 0;
+}
+
+int pnfs_rename_async(struct pnfs_context *ctx, const char *from, const char *to, pnfs_cb cb,
+		      void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	const char *from_leaf = NULL, *to_leaf = NULL;
+	const char *comp[PC_PATH_MAX_DEPTH];
+	struct pc_compound *c = path_compound(nc, "rename", from, 1, &from_leaf, status_done);
+	nfs_argop4 *op;
+	int n, rc;
+
+	if (!c)
+		return 0;
+	snprintf(c->what, sizeof(c->what), "rename %s", pc_path_show(ctx, from));
+	snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what), " to %s", pc_path_show(ctx, to));
+	c->cachethis = 1;
+	pc_add(c, OP_SAVEFH);
+	n = pc_path_split(c, to, comp, PC_PATH_MAX_DEPTH);
+	if (n <= 0 || strcmp(comp[n - 1], "..") == 0) {
+		rc = pc_err(ctx, n < 0 ? n : -EINVAL, "%s: bad target path", c->what);
+		goto fail;
+	}
+	to_leaf = comp[n - 1];
+	rc = pc_add_walk(c, comp, n - 1);
+	if (rc < 0) {
+		rc = pc_err(ctx, rc, "%s: too many path components", c->what);
+		goto fail;
+	}
+	op = pc_add(c, OP_RENAME);
+	if (op) {
+		pc_utf8(&op->nfs_argop4_u.oprename.oldname, from_leaf);
+		pc_utf8(&op->nfs_argop4_u.oprename.newname, to_leaf);
+	}
+	pc_submit(c);
+	return 0;
+fail:
+	pc_compound_free(c);
+	pc_call_complete_later(&nc->call, rc);
+	return 0;
+}
+
+int pnfs_symlink_async(struct pnfs_context *ctx, const char *target, const char *linkpath, pnfs_cb cb,
+		       void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	const char *leaf = NULL;
+	struct pc_compound *c = path_compound(nc, "symlink", linkpath, 1, &leaf, status_done);
+	nfs_argop4 *op;
+	char *t;
+
+	if (!c)
+		return 0;
+	if (strlen(target) > PROTO_LINKTEXT_MAX) {
+		pc_compound_free(c);
+		pc_call_complete_later(&nc->call, pc_err(ctx, -ENAMETOOLONG, "symlink target too long"));
+		return 0;
+	}
+	c->cachethis = 1;
+	t = pc_strdup(c, target);
+	op = pc_add(c, OP_CREATE);
+	if (op && t) {
+		CREATE4args *a = &op->nfs_argop4_u.opcreate;
+		a->objtype.type = NF4LNK;
+		a->objtype.createtype4_u.linkdata.linktext4_val = t;
+		a->objtype.createtype4_u.linkdata.linktext4_len = (u_int)strlen(t);
+		pc_utf8(&a->objname, leaf);
+		if (pc_fattr_mode(c, &a->createattrs, 1, 0777, 0, 0) < 0)
+			c->status = -ENOMEM;
+	}
+	pc_submit(c);
+	return 0;
+}
+
+static void readlink_done(struct pc_compound *c)
+{
+	struct ns_call *nc = c->priv;
+	nfs_resop4 *rl = pc_res_op(c, OP_READLINK);
+	int rc = c->status;
+
+	if (rc < 0) {
+		pc_compound_err(c);
+	} else if (!rl) {
+		rc = pc_err(c->ctx, -EPROTO, "%s: no READLINK result", c->what);
+	} else {
+		linktext4 *l = &rl->nfs_resop4_u.opreadlink.READLINK4res_u.resok4.link;
+		nc->text = malloc(l->linktext4_len + 1);
+		if (!nc->text) {
+			rc = pc_err(c->ctx, -ENOMEM, "out of memory");
+		} else {
+			memcpy(nc->text, l->linktext4_val, l->linktext4_len);
+			nc->text[l->linktext4_len] = 0;
+			rc = (int)l->linktext4_len;
+		}
+	}
+	pc_compound_free(c);
+	ns_done(nc, rc, rc < 0 ? NULL : nc->text);
+}
+
+int pnfs_readlink_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	struct pc_compound *c = path_compound(nc, "readlink", path, 0, NULL, readlink_done);
+	if (!c)
+		return 0;
+	pc_add(c, OP_READLINK);
+	pc_submit(c);
+	return 0;
+}
+
+/* ---- directories ------------------------------------------------------------------------------- */
+
+void pnfs_closedir(struct pnfs_dir *dir)
+{
+	if (!dir)
+		return;
+	for (unsigned i = 0; i < dir->n; i++)
+		free((char *)dir->ents[i].name);
+	free(dir->ents);
+	free(dir);
+}
+
+const struct pnfs_dirent *pnfs_readdir(struct pnfs_dir *dir)
+{
+	if (!dir || dir->pos >= dir->n)
+		return NULL;
+	return &dir->ents[dir->pos++];
+}
+
+unsigned pnfs_dir_count(const struct pnfs_dir *dir)
+{
+	return dir ? dir->n : 0;
+}
+
+static int dir_add(struct pnfs_dir *d, const entry4 *e)
+{
+	struct pnfs_dirent *de;
+	struct proto_fattr fa;
+	char *name;
+
+	if (d->n == d->cap) {
+		unsigned cap = d->cap ? d->cap * 2 : 64;
+		struct pnfs_dirent *p = realloc(d->ents, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		d->ents = p;
+		d->cap = cap;
+	}
+	name = malloc(e->name.utf8string_len + 1);
+	if (!name)
+		return -ENOMEM;
+	memcpy(name, e->name.utf8string_val, e->name.utf8string_len);
+	name[e->name.utf8string_len] = 0;
+	de = &d->ents[d->n++];
+	memset(de, 0, sizeof(*de));
+	de->name = name;
+	de->cookie = e->cookie;
+	if (pc_attr_decode(&e->attrs, &fa, &de->st) < 0)
+		memset(&de->st, 0, sizeof(de->st));
+	return 0;
+}
+
+static void readdir_send(struct ns_call *nc, uint64_t cookie, const verifier4 verf);
+
+static void readdir_done(struct pc_compound *c)
+{
+	struct ns_call *nc = c->priv;
+	struct pnfs_context *ctx = c->ctx;
+	nfs_resop4 *rd = pc_res_op(c, OP_READDIR), *fh = pc_res_op(c, OP_GETFH);
+	READDIR4resok *ok;
+	uint64_t last = 0;
+	int rc = c->status;
+
+	if (rc < 0) {
+		pc_compound_err(c);
+		goto fail;
+	}
+	if (!rd) {
+		rc = pc_err(ctx, -EPROTO, "%s: no READDIR result", c->what);
+		goto fail;
+	}
+	if (fh) {
+		nfs_fh4 *o = &fh->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
+		if (o->nfs_fh4_len == 0 || o->nfs_fh4_len > NFS4_FHSIZE) {
+			rc = pc_err(ctx, -EPROTO, "%s: bad file handle", c->what);
+			goto fail;
+		}
+		memcpy(nc->dirfh, o->nfs_fh4_val, o->nfs_fh4_len);
+		nc->dirfhlen = o->nfs_fh4_len;
+	}
+	ok = &rd->nfs_resop4_u.opreaddir.READDIR4res_u.resok4;
+	for (entry4 *e = ok->reply.entries; e; e = e->nextentry) {
+		if (dir_add(nc->dir, e) < 0) {
+			rc = pc_err(ctx, -ENOMEM, "out of memory");
+			goto fail;
+		}
+		last = e->cookie;
+	}
+	if (!ok->reply.eof) {
+		if (!ok->reply.entries || nc->dir->n > 10000000) {
+			rc = pc_err(ctx, -EPROTO, "%s: the server returned no entries but no end of directory", c->what);
+			goto fail;
+		}
+		verifier4 v;
+		memcpy(v, ok->cookieverf, sizeof(v));
+		pc_compound_free(c);
+		readdir_send(nc, last, v);
+		return;
+	}
+	pc_compound_free(c);
+	{
+		struct pnfs_dir *d = nc->dir;
+		nc->dir = NULL;
+		ns_done(nc, 0, d);
+	}
+	return;
+fail:
+	pc_compound_free(c);
+	pnfs_closedir(nc->dir);
+	nc->dir = NULL;
+	ns_done(nc, rc, NULL);
+}
+
+static void readdir_add(struct pc_compound *c, uint64_t cookie, const verifier4 verf)
+{
+	struct pnfs_context *ctx = c->ctx;
+	nfs_argop4 *op = pc_add(c, OP_READDIR);
+	uint32_t maxcount = 256 * 1024;
+
+	if (ctx->fore_maxresp && ctx->fore_maxresp < maxcount + 1024)
+		maxcount = ctx->fore_maxresp > 2048 ? ctx->fore_maxresp - 1024 : 1024;
+	if (!op)
+		return;
+	op->nfs_argop4_u.opreaddir.cookie = cookie;
+	memcpy(op->nfs_argop4_u.opreaddir.cookieverf, verf, sizeof(verifier4));
+	op->nfs_argop4_u.opreaddir.dircount = maxcount / 4;
+	op->nfs_argop4_u.opreaddir.maxcount = maxcount;
+	{
+		uint32_t *w = pc_alloc(c, sizeof(uint32_t) * 2);
+		if (!w)
+			return;
+		w[0] = pc_attrs_stat.w[0];
+		w[1] = pc_attrs_stat.w[1];
+		op->nfs_argop4_u.opreaddir.attr_request.bitmap4_val = w;
+		op->nfs_argop4_u.opreaddir.attr_request.bitmap4_len = 2;
+	}
+}
+
+static void readdir_send(struct ns_call *nc, uint64_t cookie, const verifier4 verf)
+{
+	struct pnfs_context *ctx = nc->call.ctx;
+	struct pc_compound *c = pc_compound_new(ctx, "readdir %s", pc_path_show(ctx, nc->path));
+
+	if (!c) {
+		pnfs_closedir(nc->dir);
+		nc->dir = NULL;
+		ns_done(nc, pc_err(ctx, -ENOMEM, "out of memory"), NULL);
+		return;
+	}
+	c->done = readdir_done;
+	c->priv = nc;
+	pc_add_putfh(c, nc->dirfh, nc->dirfhlen);
+	readdir_add(c, cookie, verf);
+	pc_submit(c);
+}
+
+int pnfs_opendir_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	struct pc_compound *c;
+	verifier4 zero = { 0 };
+
+	nc->dir = calloc(1, sizeof(*nc->dir));
+	nc->path = strdup(path ? path : "");
+	if (!nc->dir || !nc->path) {
+		ns_free(nc);
+		free(nc->dir);
+		nc->dir = NULL;
+		nc->text = nc->path = NULL;
+		pc_call_complete_later(&nc->call, pc_err(ctx, -ENOMEM, "out of memory"));
+		return 0;
+	}
+	c = path_compound(nc, "readdir", path, 0, NULL, readdir_done);
+	if (!c) {
+		pnfs_closedir(nc->dir);
+		nc->dir = NULL;
+		free(nc->path);
+		nc->path = NULL;
+		return 0;
+	}
+	pc_add_getfh(c);
+	readdir_add(c, 0, zero);
+	pc_submit(c);
+	return 0;
+}

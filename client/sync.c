@@ -1,0 +1,196 @@
+/* The sync API: each call starts its async form and runs the context's loop until the callback has
+ * run. Nothing else differs, so sync and async calls can be mixed on one context (not from inside a
+ * callback: -EDEADLK). */
+#include "client/internal.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct sync_state {
+	int done;
+	int status;
+	void *data;
+	/* what to copy out of data before the callback's borrow ends */
+	struct pnfs_stat *st;
+	struct pnfs_statfs *sf;
+	char *buf;
+	size_t bufsize;
+};
+
+static void sync_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct sync_state *s = priv;
+	(void)ctx;
+
+	s->done = 1;
+	s->status = status;
+	s->data = data;
+	if (status >= 0 && data) {
+		if (s->st)
+			*s->st = *(struct pnfs_stat *)data;
+		if (s->sf)
+			*s->sf = *(struct pnfs_statfs *)data;
+		if (s->buf && s->bufsize) {
+			size_t n = strlen(data);
+			if (n >= s->bufsize)
+				n = s->bufsize - 1;
+			memcpy(s->buf, data, n);
+			s->buf[n] = 0;
+		}
+	}
+}
+
+static int sync_wait(struct pnfs_context *ctx, int rc, struct sync_state *s)
+{
+	char saved[sizeof(ctx->err)];
+
+	if (rc < 0)
+		return rc;
+	while (!s->done) {
+		rc = pnfs_run_once(ctx, -1);
+		if (rc < 0)
+			return pc_err(ctx, rc, rc == -EDEADLK ? "sync call from inside a callback" : "event loop: %s",
+				      strerror(-rc));
+	}
+	/* The callback saw the error text; keep it (later loop work may not overwrite it, but be sure). */
+	memcpy(saved, ctx->err, sizeof(saved));
+	(void)saved;
+	return s->status;
+}
+
+#define SYNC(call_expr)                                       \
+	struct sync_state s;                                  \
+	memset(&s, 0, sizeof(s));                             \
+	int rc_ = (call_expr);                                \
+	return sync_wait(ctx, rc_, &s)
+
+int pnfs_mount(struct pnfs_context *ctx, const char *host, int port, const char *export)
+{
+	SYNC(pnfs_mount_async(ctx, host, port, export, sync_cb, &s));
+}
+
+int pnfs_umount(struct pnfs_context *ctx)
+{
+	SYNC(pnfs_umount_async(ctx, sync_cb, &s));
+}
+
+int pnfs_stat(struct pnfs_context *ctx, const char *path, struct pnfs_stat *st)
+{
+	struct sync_state s;
+	memset(&s, 0, sizeof(s));
+	s.st = st;
+	return sync_wait(ctx, pnfs_stat_async(ctx, path, sync_cb, &s), &s);
+}
+
+int pnfs_statfs(struct pnfs_context *ctx, const char *path, struct pnfs_statfs *sf)
+{
+	struct sync_state s;
+	memset(&s, 0, sizeof(s));
+	s.sf = sf;
+	return sync_wait(ctx, pnfs_statfs_async(ctx, path, sync_cb, &s), &s);
+}
+
+int pnfs_chmod(struct pnfs_context *ctx, const char *path, uint32_t mode)
+{
+	SYNC(pnfs_chmod_async(ctx, path, mode, sync_cb, &s));
+}
+
+int pnfs_mkdir(struct pnfs_context *ctx, const char *path, uint32_t mode)
+{
+	SYNC(pnfs_mkdir_async(ctx, path, mode, sync_cb, &s));
+}
+
+int pnfs_unlink(struct pnfs_context *ctx, const char *path)
+{
+	SYNC(pnfs_unlink_async(ctx, path, sync_cb, &s));
+}
+
+int pnfs_rename(struct pnfs_context *ctx, const char *from, const char *to)
+{
+	SYNC(pnfs_rename_async(ctx, from, to, sync_cb, &s));
+}
+
+int pnfs_symlink(struct pnfs_context *ctx, const char *target, const char *linkpath)
+{
+	SYNC(pnfs_symlink_async(ctx, target, linkpath, sync_cb, &s));
+}
+
+int pnfs_readlink(struct pnfs_context *ctx, const char *path, char *buf, size_t bufsize)
+{
+	struct sync_state s;
+	memset(&s, 0, sizeof(s));
+	s.buf = buf;
+	s.bufsize = bufsize;
+	return sync_wait(ctx, pnfs_readlink_async(ctx, path, sync_cb, &s), &s);
+}
+
+int pnfs_opendir(struct pnfs_context *ctx, const char *path, struct pnfs_dir **out)
+{
+	struct sync_state s;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	*out = NULL;
+	rc = sync_wait(ctx, pnfs_opendir_async(ctx, path, sync_cb, &s), &s);
+	if (rc >= 0)
+		*out = s.data;
+	return rc;
+}
+
+int pnfs_open(struct pnfs_context *ctx, const char *path, int flags, uint32_t mode, struct pnfs_fh **out)
+{
+	struct sync_state s;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	*out = NULL;
+	rc = sync_wait(ctx, pnfs_open_async(ctx, path, flags, mode, sync_cb, &s), &s);
+	if (rc >= 0)
+		*out = s.data;
+	return rc;
+}
+
+ssize_t pnfs_pread(struct pnfs_context *ctx, struct pnfs_fh *fh, void *buf, size_t count, uint64_t offset)
+{
+	SYNC(pnfs_pread_async(ctx, fh, buf, count, offset, sync_cb, &s));
+}
+
+ssize_t pnfs_pwrite(struct pnfs_context *ctx, struct pnfs_fh *fh, const void *buf, size_t count, uint64_t offset)
+{
+	SYNC(pnfs_pwrite_async(ctx, fh, buf, count, offset, sync_cb, &s));
+}
+
+ssize_t pnfs_preadv(struct pnfs_context *ctx, struct pnfs_fh *fh, const struct iovec *iov, int iovcnt,
+		    uint64_t offset)
+{
+	SYNC(pnfs_preadv_async(ctx, fh, iov, iovcnt, offset, sync_cb, &s));
+}
+
+ssize_t pnfs_pwritev(struct pnfs_context *ctx, struct pnfs_fh *fh, const struct iovec *iov, int iovcnt,
+		     uint64_t offset)
+{
+	SYNC(pnfs_pwritev_async(ctx, fh, iov, iovcnt, offset, sync_cb, &s));
+}
+
+int pnfs_fsync(struct pnfs_context *ctx, struct pnfs_fh *fh)
+{
+	SYNC(pnfs_fsync_async(ctx, fh, sync_cb, &s));
+}
+
+int pnfs_ftruncate(struct pnfs_context *ctx, struct pnfs_fh *fh, uint64_t length)
+{
+	SYNC(pnfs_ftruncate_async(ctx, fh, length, sync_cb, &s));
+}
+
+int pnfs_fstat(struct pnfs_context *ctx, struct pnfs_fh *fh, struct pnfs_stat *st)
+{
+	struct sync_state s;
+	memset(&s, 0, sizeof(s));
+	s.st = st;
+	return sync_wait(ctx, pnfs_fstat_async(ctx, fh, sync_cb, &s), &s);
+}
+
+int pnfs_close(struct pnfs_context *ctx, struct pnfs_fh *fh)
+{
+	SYNC(pnfs_close_async(ctx, fh, sync_cb, &s));
+}

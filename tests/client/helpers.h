@@ -1,0 +1,47 @@
+/* Helpers for the client suites: a real nfs-ganesha (FSAL VFS on loopback) started on a free port and
+ * always stopped, a TCP relay whose connections a test can cut (connection loss as the client sees
+ * it), and small file utilities. */
+#ifndef TESTS_CLIENT_HELPERS_H
+#define TESTS_CLIENT_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ct_ganesha {
+	int port;
+	char dir[300];          /* state: config, log, pid file */
+	char export_dir[400];   /* what /export serves */
+	char conf[420];
+	char log[420];
+	pid_t pid;
+	int lease_s;
+	int cleanup_handle;
+};
+
+/* Start ganesha exporting a fresh directory as /export, lease lease_s seconds (0: its default).
+ * Returns NULL and a one-line reason in why (for test_skip) when it cannot start. Stopped at exit
+ * by the harness whatever happens; ct_ganesha_down() stops it sooner. */
+struct ct_ganesha *ct_ganesha_up(int lease_s, char *why, size_t whylen);
+/* Kill it (SIGKILL, as a crash) and start it again on the same port and directory. 0 or -1. */
+int ct_ganesha_restart(struct ct_ganesha *g);
+void ct_ganesha_down(struct ct_ganesha *g);
+
+/* A relay from a local port to 127.0.0.1:upstream on its own thread. */
+struct ct_proxy;
+struct ct_proxy *ct_proxy_start(int upstream_port);
+int ct_proxy_port(const struct ct_proxy *p);
+/* Close every relayed connection (both sides): a network blip. Returns how many were cut. */
+int ct_proxy_cut(struct ct_proxy *p);
+/* Connections accepted so far. */
+unsigned ct_proxy_accepted(const struct ct_proxy *p);
+void ct_proxy_stop(struct ct_proxy *p);
+
+/* Whole-file helpers: 0 or -1. */
+int ct_read_file(const char *path, void **buf, size_t *len);
+int ct_write_file(const char *path, const void *buf, size_t len);
+
+/* Milliseconds on the monotonic clock. */
+uint64_t ct_now_ms(void);
+
+#endif
