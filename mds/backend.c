@@ -4,7 +4,6 @@
 #include "mds/server.h"
 
 #include "blkmap/blkmap.h"
-#include "mds/layout_int.h"
 #include "mds/pool.h"
 #include "proto/log.h"
 
@@ -37,7 +36,6 @@ static int64_t blkmap_tick(struct mds_loop *loop, uint64_t id, void *arg)
 int mds_server_open_pool(struct mds_server *srv, char *err, size_t errlen)
 {
 	struct blkmap_ctx_opts bo;
-	struct mds_pool_open_opts po = { 0 };
 	char why[1024] = "";
 	int rc, fd;
 
@@ -48,9 +46,7 @@ int mds_server_open_pool(struct mds_server *srv, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot create the I/O engine: %s", strerror(-rc));
 		return rc;
 	}
-	/* With SCSI fencing our own reservation may hold the LUNs: register before reading labels. */
-	po.pr_key = srv->cfg.scsi_layouts ? mds_fence_mds_key() : 0;
-	rc = mds_pool_open(srv->bctx, srv->cfg.pool, &po, &srv->pool, why, sizeof(why));
+	rc = mds_pool_open(srv->bctx, srv->cfg.pool, NULL, &srv->pool, why, sizeof(why));
 	if (rc) {
 		snprintf(err, errlen, "pool %s: %s", srv->cfg.pool, why[0] ? why : strerror(-rc));
 		return rc;

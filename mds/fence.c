@@ -17,7 +17,7 @@
 
 #define EA_RO BLKMAP_PR_EXCLUSIVE_ACCESS_REG_ONLY
 /* "PNFS" and 32 zero bits: client keys are client IDs, whose low 32 bits are never zero. */
-#define MDS_PR_KEY 0x504e465300000000ull
+#define MDS_PR_KEY MDS_POOL_PR_KEY
 
 struct mds_fence {
 	struct mds_server *srv;
@@ -136,6 +136,24 @@ int mds_fence_setup(struct mds_server *srv, struct mds_fence **out, char *err, s
 		 "%u LUN(s)", srv->cfg.pool, (unsigned long long)MDS_PR_KEY, n);
 	*out = fc;
 	return 0;
+}
+
+void mds_fence_release(struct mds_server *srv)
+{
+	for (uint32_t i = 0; i < mds_pool_nluns(srv->pool); i++) {
+		struct blkmap_dev *dev = mds_pool_lun_dev(srv->pool, i);
+		struct blkmap_pr_reservation r;
+		if (!dev || blkmap_dev_kind(dev) != BLKMAP_DEV_ISCSI || blkmap_pr_read_reservation(dev, &r) != 0 ||
+		    !r.reserved || r.key != MDS_PR_KEY)
+			continue;
+		if (blkmap_pr_clear(dev, MDS_PR_KEY) == 0)
+			LOG_WARN("pool %s: LUN %u: SCSI layouts are off: our reservation and every registration "
+				 "on it are cleared (fenced clients of an earlier run can write again)",
+				 srv->cfg.pool, i);
+		else
+			LOG_ERROR("pool %s: LUN %u: cannot clear our reservation: %s", srv->cfg.pool, i,
+				  blkmap_errstr(srv->bctx));
+	}
 }
 
 void mds_fence_free(struct mds_fence *fc)

@@ -811,6 +811,8 @@ int mds_layout_start(struct mds_server *srv, char *err, size_t errlen)
 		} else if (rc) {
 			goto fail;
 		}
+	} else {
+		mds_fence_release(srv);
 	}
 	if (!srv->in_grace) {
 		/* Nobody can reclaim a layout: whatever was parked before the restart is free now. */
@@ -862,9 +864,9 @@ unsigned mds_layout_types(const struct mds_server *srv, layouttype4 *out, unsign
 {
 	unsigned n = 0;
 
-	if (srv->layouts && srv->layouts->fence && n < max)
-		out[n++] = LAYOUT4_SCSI;
 	if (n < max)
 		out[n++] = LAYOUT4_BLOCK_VOLUME;
+	if (srv->layouts && srv->layouts->fence && n < max)
+		out[n++] = LAYOUT4_SCSI;
 	return n;
 }

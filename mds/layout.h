@@ -15,8 +15,8 @@ int mds_layout_start(struct mds_server *srv, char *err, size_t errlen);
 /* Stop timers and listeners and free the layout module (state itself goes with the stateids). */
 void mds_layout_stop(struct mds_server *srv);
 
-/* The layout types offered (fs_layout_type, layout_type), in the order clients should prefer:
- * SCSI (when fencing works), then block volume. Returns how many were written to out (<= max). */
+/* The layout types offered (fs_layout_type, layout_type): block volume, then SCSI (when fencing
+ * works); clients choose by their own preference. Returns how many were written to out (<= max). */
 unsigned mds_layout_types(const struct mds_server *srv, layouttype4 *out, unsigned max);
 
 /* How blocks of a file leave it (truncate, remove, orphan destroy): 0 to free them now, or

@@ -150,6 +150,9 @@ uint64_t mds_fence_client_key(clientid4 clientid);
  * mds_fence_free. */
 int mds_fence_setup(struct mds_server *srv, struct mds_fence **out, char *err, size_t errlen);
 void mds_fence_free(struct mds_fence *fc);
+/* Without SCSI layouts: clear a reservation an earlier run of ours left, so that block-volume
+ * clients reach the LUNs. */
+void mds_fence_release(struct mds_server *srv);
 typedef void mds_fence_done_fn(struct mds_server *srv, int status, void *arg);
 /* Fence key: on every LUN, PREEMPT AND ABORT it if it is registered there. done runs once, from
  * the loop, with 0 when no LUN lists the key any more, or the first -errno. Returns 0 (done will

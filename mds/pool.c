@@ -136,6 +136,13 @@ static size_t label_read_bytes(struct blkmap_dev *dev)
 	return b > MDS_LABEL_BYTES ? b : MDS_LABEL_BYTES;
 }
 
+/* See MDS_POOL_PR_KEY. A failure shows up as the read that follows failing. */
+static void pool_register(struct blkmap_dev *dev)
+{
+	if (blkmap_dev_kind(dev) == BLKMAP_DEV_ISCSI)
+		(void)blkmap_pr_register(dev, 0, MDS_POOL_PR_KEY, 1);
+}
+
 static int read_label_area(struct blkmap_dev *dev, uint8_t *buf, size_t *len)
 {
 	*len = label_read_bytes(dev);
@@ -147,7 +154,7 @@ static int read_label_area(struct blkmap_dev *dev, uint8_t *buf, size_t *len)
 /* ---- probe -------------------------------------------------------------------------------------- */
 
 static void probe_one(struct blkmap_ctx *ctx, const struct mds_store_format *f, uint32_t i,
-		      const char *url, uint64_t pr_key, struct mds_pool_lun_status *s, struct blkmap_dev **devp)
+		      const char *url, struct mds_pool_lun_status *s, struct blkmap_dev **devp)
 {
 	struct blkmap_dev *dev = NULL;
 	uint8_t *buf = NULL;
@@ -164,8 +171,7 @@ static void probe_one(struct blkmap_ctx *ctx, const struct mds_store_format *f, 
 	}
 	s->size_bytes = blkmap_dev_size_bytes(dev);
 	s->block_bytes = blkmap_dev_block_bytes(dev);
-	if (pr_key && blkmap_dev_kind(dev) != BLKMAP_DEV_FILE)
-		(void)blkmap_pr_register(dev, 0, pr_key, 1); /* a failure shows as a label read error */
+	pool_register(dev);
 	buf = malloc(MDS_LABEL_AREA_BYTES);
 	if (!buf) {
 		s->state = MDS_LUN_UNREADABLE;
@@ -216,7 +222,7 @@ int mds_pool_probe(struct blkmap_ctx *ctx, struct mds_store *store, const struct
 	int bad = 0;
 
 	for (uint32_t i = 0; i < conf->nluns && i < f->nluns; i++) {
-		probe_one(ctx, f, i, conf->urls[i], 0, &st[i], devs ? &devs[i] : NULL);
+		probe_one(ctx, f, i, conf->urls[i], &st[i], devs ? &devs[i] : NULL);
 		bad += st[i].state != MDS_LUN_OK;
 	}
 	return bad;
@@ -291,7 +297,7 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 		goto fail;
 	}
 	for (uint32_t i = 0; i < f->nluns; i++) {
-		probe_one(ctx, f, i, p->conf.urls[i], opts ? opts->pr_key : 0, &st[i], &p->devs[i]);
+		probe_one(ctx, f, i, p->conf.urls[i], &st[i], &p->devs[i]);
 		if (st[i].state != MDS_LUN_OK) {
 			rc = st[i].state == MDS_LUN_UNREACHABLE ? -ENODEV : -EINVAL;
 			perr(err, errlen, rc, "LUN %u (%s): %s: %s", i, st[i].url,
@@ -429,6 +435,7 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 		}
 		sizes[i] = blkmap_dev_size_bytes(devs[i]);
 		blocks[i] = blkmap_dev_block_bytes(devs[i]);
+		pool_register(devs[i]);
 		rc = read_label_area(devs[i], area, &len);
 		if (rc) {
 			perr(err, errlen, rc, "LUN %u (%s): cannot read: %s", i, disp, blkmap_errstr(ctx));
