@@ -1,0 +1,41 @@
+/* Helpers for the pnfs-extents suites: a pool with a file written into it the way the MDS writes
+ * (blocks allocated INVALID, whole blocks written with zeros around the data, then committed
+ * READ_WRITE), each write in a session of its own, and a reader for the command's table. */
+#ifndef TESTS_TOOLS_EXTENTS_HELPERS_H
+#define TESTS_TOOLS_EXTENTS_HELPERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Format a stripe pool (unit bytes; 0: concat) in dir over the LUNs. 0 or -errno (err printed). */
+int xt_pool_format(const char *dir, const char *const *urls, int nluns, uint64_t unit);
+/* Create /name (a regular file) in the pool's root; *fileid gets its id. */
+int xt_create(const char *dir, const char *name, uint64_t *fileid);
+/* One session: open the pool, allocate what [off, off+len) needs, write the data through the pool
+ * volume (zero-filling partial blocks that were not written before), commit it and move the size,
+ * close the pool. */
+int xt_write(const char *dir, uint64_t fileid, uint64_t off, const void *data, size_t len);
+/* Allocate [off, off+len) and never write it: INVALID extents, as a client leaves them when it dies
+ * before LAYOUTCOMMIT. */
+int xt_alloc_only(const char *dir, uint64_t fileid, uint64_t off, uint64_t len);
+
+/* One row of pnfs-extents' table. lun -1 and "-" fields for holes; lun -2 for a no-split row over
+ * several LUNs. */
+struct xt_row {
+	int ext;
+	uint64_t file_off, len;
+	char state[16];
+	uint64_t vol_off;
+	int lun;
+	uint64_t lba_first, lba_last;
+	char dev[512];
+};
+/* Parse the rows of the table in out; returns how many (at most max). */
+int xt_parse_rows(const char *out, struct xt_row *rows, int max);
+/* Occurrences of needle in hay. */
+int xt_count(const char *hay, const char *needle);
+/* Read len bytes at off of a file; 0 or -1. */
+int xt_read_at(const char *path, void *buf, size_t len, uint64_t off);
+int xt_write_at(const char *path, const void *buf, size_t len, uint64_t off);
+
+#endif
