@@ -470,6 +470,8 @@ void pnfs_context_destroy(struct pnfs_context *ctx)
 	}
 	while (ctx->files)
 		pc_fh_free(ctx->files);
+	while (ctx->layouts)
+		pc_layout_free(ctx->layouts);
 	pc_devices_free(ctx);
 	pc_conn_close(ctx);
 	if (ctx->bm)

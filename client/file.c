@@ -2,7 +2,7 @@
  * reads and writes handed to the data path, fsync (LAYOUTCOMMIT for layout writes, COMMIT for MDS
  * writes), ftruncate, fstat and close (fsync, LAYOUTRETURN, CLOSE). After the server lost our state,
  * opens are reclaimed (CLAIM_PREVIOUS in its grace period, CLAIM_FH after it). */
-#include "client/internal.h"
+#include "client/layout_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,7 +61,7 @@ void pc_fh_free(struct pnfs_fh *fh)
 		free(w);
 	}
 	if (fh->lo)
-		pc_layout_free(fh->lo);
+		pc_layout_detach(fh);
 	free(fh->path);
 	free(fh);
 }
@@ -448,11 +448,9 @@ static void close_send(struct pnfs_context *ctx, struct fh_call *fc)
 
 static void close_after_return(struct pnfs_context *ctx, int status, void *arg)
 {
-	struct fh_call *fc = arg;
-
-	if (status < 0 && fc->status == 0)
-		fc->status = status;
-	close_send(ctx, fc);
+	/* A refused LAYOUTRETURN loses no data (it was logged); the CLOSE goes on. */
+	(void)status;
+	close_send(ctx, arg);
 }
 
 static void close_after_fsync(struct pnfs_context *ctx, int status, void *data, void *priv)
@@ -570,10 +568,9 @@ static void fstat_done(struct pc_compound *c)
 		rc = pc_err(c->ctx, -EPROTO, "%s: bad GETATTR reply", c->what);
 	} else {
 		/* Writes not yet committed make the file longer than the server knows. */
-		if (fh->lo && fh->size > fc->st.size && pc_layout_dirty_end(fh) > fc->st.size)
-			fc->st.size = pc_layout_dirty_end(fh) > fh->size ? fh->size : pc_layout_dirty_end(fh);
-		else
-			fh->size = fc->st.size;
+		if (pc_layout_dirty_end(fh) > fc->st.size)
+			fc->st.size = pc_layout_dirty_end(fh);
+		fh->size = fc->st.size;
 	}
 	pc_compound_free(c);
 	pc_call_complete(&fc->call, rc, rc < 0 ? NULL : &fc->st);

@@ -415,6 +415,8 @@ struct pnfs_context {
 	/* files and the data path */
 	struct pnfs_fh *files;
 	struct pc_device *devices_list;
+	struct pc_layout *layouts;
+	layouttype4 layout_type;         /* what LAYOUTGET asks for: SCSI, block, or 0 (none offered) */
 	struct blkmap_ctx *bm;
 	struct pc_watch bmw;
 	uint64_t next_open_owner;

@@ -1081,7 +1081,6 @@ int main(int argc, char **argv)
 		argc = sub_argc - optind;
 		argv = sub_argv + optind;
 	}
-	proto_log_set_prog("pnfs");
 	proto_log_set_level(o.verbose >= 2 ? PROTO_LOG_DEBUG : o.verbose ? PROTO_LOG_INFO : PROTO_LOG_WARN);
 
 	if (strcmp(cmd, "cp") == 0) {
