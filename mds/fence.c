@@ -1,9 +1,11 @@
-/* SCSI fencing (RFC 8154 §2.4) with persistent reservations on the pool's LUNs. At start the MDS
- * registers its key on every LUN, removes every other key (clients of an earlier run: their keys
- * came from client IDs that no longer exist) and holds an EXCLUSIVE ACCESS - REGISTRANTS ONLY
- * reservation, so only registered initiators reach the LUNs at all. Each client registers its own
- * key (given in GETDEVICEINFO); fencing a client is PREEMPT AND ABORT of that key on every LUN,
- * and counts as done only once READ KEYS shows the key gone everywhere. */
+/* SCSI fencing (RFC 8154 §2.4) with persistent reservations on the pool's LUNs. Fencing becomes
+ * active when the first client asks for a SCSI device address (as Linux's nfsd does), or at start
+ * when the LUNs still carry our reservation: the MDS registers its key on every LUN, removes every
+ * other key (clients of an earlier run: their keys came from client IDs that no longer exist) and
+ * holds an EXCLUSIVE ACCESS - REGISTRANTS ONLY reservation, so only registered initiators reach the
+ * LUNs at all. Until then block-volume clients, which have no key to register, use the LUNs freely.
+ * Each client registers its own key (given in GETDEVICEINFO); fencing a client is PREEMPT AND ABORT
+ * of that key on every LUN, and counts as done only once READ KEYS shows it gone everywhere. */
 #include "mds/layout_int.h"
 
 #include "blkmap/blkmap.h"
@@ -23,6 +25,7 @@ struct mds_fence {
 	struct mds_server *srv;
 	uint32_t nluns;
 	uint64_t key;
+	int active;               /* the reservation is held on every LUN */
 };
 
 uint64_t mds_fence_mds_key(void)
@@ -107,22 +110,24 @@ int mds_fence_setup(struct mds_server *srv, struct mds_fence **out, char *err, s
 {
 	struct mds_fence *fc;
 	uint32_t n = mds_pool_nluns(srv->pool);
-	int rc;
+	int ours = 0;
 
 	*out = NULL;
 	for (uint32_t i = 0; i < n; i++) {
 		struct blkmap_dev *dev = mds_pool_lun_dev(srv->pool, i);
-		if (!dev || blkmap_dev_kind(dev) == BLKMAP_DEV_FILE) {
-			char url[MDS_POOL_URL_MAX];
-			mds_pool_url_display(mds_pool_lun_url(srv->pool, i), url, sizeof(url));
-			snprintf(err, errlen, "LUN %u (%s) is a file: no SCSI persistent reservations", i, url);
+		struct blkmap_pr_reservation r;
+		char url[MDS_POOL_URL_MAX];
+		mds_pool_url_display(mds_pool_lun_url(srv->pool, i), url, sizeof(url));
+		if (!dev || blkmap_dev_kind(dev) != BLKMAP_DEV_ISCSI) {
+			snprintf(err, errlen, "LUN %u (%s) is not an iSCSI LUN: no SCSI persistent reservations", i, url);
 			return -EOPNOTSUPP;
 		}
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		rc = lun_setup(srv, i, mds_pool_lun_dev(srv->pool, i), err, errlen);
-		if (rc)
-			return rc;
+		if (blkmap_pr_read_reservation(dev, &r) != 0) {
+			snprintf(err, errlen, "LUN %u (%s) cannot do SCSI persistent reservations: %s", i, url,
+				 blkmap_errstr(srv->bctx));
+			return -EOPNOTSUPP;
+		}
+		ours |= r.reserved && r.key == MDS_PR_KEY;
 	}
 	fc = calloc(1, sizeof(*fc));
 	if (!fc) {
@@ -132,9 +137,38 @@ int mds_fence_setup(struct mds_server *srv, struct mds_fence **out, char *err, s
 	fc->srv = srv;
 	fc->nluns = n;
 	fc->key = MDS_PR_KEY;
-	LOG_INFO("pool %s: SCSI fencing on: key %016llx registered and EXCLUSIVE ACCESS - REGISTRANTS ONLY held on "
-		 "%u LUN(s)", srv->cfg.pool, (unsigned long long)MDS_PR_KEY, n);
 	*out = fc;
+	if (ours) {
+		/* An earlier run fenced with these LUNs: keep them fenced, and fence its clients. */
+		int rc = mds_fence_activate(srv, fc, err, errlen);
+		if (rc) {
+			mds_fence_free(fc);
+			*out = NULL;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int mds_fence_active(const struct mds_fence *fc)
+{
+	return fc && fc->active;
+}
+
+int mds_fence_activate(struct mds_server *srv, struct mds_fence *fc, char *err, size_t errlen)
+{
+	int rc;
+
+	if (fc->active)
+		return 0;
+	for (uint32_t i = 0; i < fc->nluns; i++) {
+		rc = lun_setup(srv, i, mds_pool_lun_dev(srv->pool, i), err, errlen);
+		if (rc)
+			return rc;
+	}
+	fc->active = 1;
+	LOG_INFO("pool %s: SCSI fencing on: key %016llx registered and EXCLUSIVE ACCESS - REGISTRANTS ONLY held on "
+		 "%u LUN(s)", srv->cfg.pool, (unsigned long long)MDS_PR_KEY, fc->nluns);
 	return 0;
 }
 
@@ -262,6 +296,11 @@ int mds_fence_key(struct mds_server *srv, struct mds_fence *fc, uint64_t key, md
 
 	if (!fc)
 		return -EOPNOTSUPP;
+	if (!fc->active) {
+		/* No reservation was ever taken, so no client learnt a key from us: nothing to cut. */
+		done(srv, 0, arg);
+		return 0;
+	}
 	n = fc->nluns;
 	op = calloc(1, sizeof(*op) + n * sizeof(op->lun[0]));
 	if (!op)

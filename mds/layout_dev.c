@@ -152,6 +152,18 @@ int mds_lo_dev_addr(struct mds_server *srv, layouttype4 type, const struct mds_c
 	}
 	if (type != LAYOUT4_SCSI || !lo->fence)
 		return -EINVAL;
+	if (!mds_fence_active(lo->fence)) {
+		/* The first SCSI client: from now on only registered initiators reach the LUNs. */
+		rc = mds_fence_activate(srv, lo->fence, why, sizeof(why));
+		if (rc == -EDEADLK)
+			return -EAGAIN; /* inside an I/O completion: the client asks again */
+		if (rc) {
+			LOG_ERROR("pool %s: cannot set up SCSI fencing: %s", srv->cfg.pool, why);
+			return rc;
+		}
+		LOG_WARN("pool %s: SCSI fencing now holds the LUNs (client %016llx asked for a SCSI device); "
+			 "block-volume clients lose direct access", srv->cfg.pool, (unsigned long long)clp->clientid);
+	}
 	rc = scsi_volume(srv, mds_fence_client_key(clp->clientid), &vol);
 	if (rc)
 		return rc;

@@ -136,27 +136,32 @@ void mds_lo_dev_free(struct mds_server *srv);
 const unsigned char *mds_lo_devid(const struct mds_server *srv, layouttype4 type);
 /* Which layout type a device ID is ours for (0 if none: unknown or of an earlier generation). */
 layouttype4 mds_lo_devid_type(const struct mds_server *srv, const unsigned char *devid);
-/* The device address for a client (SCSI: with that client's PR key). out is freed by the caller
- * with proto_device_addr_free. 0 or -errno. */
+/* The device address for a client (SCSI: with that client's PR key; the first one activates
+ * fencing). out is freed by the caller with proto_device_addr_free. 0 or -errno (-EAGAIN: ask
+ * again later). */
 int mds_lo_dev_addr(struct mds_server *srv, layouttype4 type, const struct mds_client *clp, device_addr4 *out);
 
 /* ---- fence.c: SCSI persistent reservations -------------------------------------------------- */
 /* The MDS's PR key (registered on every LUN) and a client's (from its clientid; never the MDS's). */
 uint64_t mds_fence_mds_key(void);
 uint64_t mds_fence_client_key(clientid4 clientid);
-/* Register the MDS key on every LUN, remove every other key left from an earlier run, and hold an
- * EXCLUSIVE ACCESS - REGISTRANTS ONLY reservation. -EOPNOTSUPP when a LUN cannot do persistent
- * reservations (then SCSI layouts are not offered). Sync (at start-up). Caller frees *out with
- * mds_fence_free. */
+/* At start-up (sync): -EOPNOTSUPP when a LUN cannot do persistent reservations (then SCSI layouts
+ * are not offered); otherwise *out is the fencing state (caller frees with mds_fence_free),
+ * already active when the LUNs still carry our reservation from an earlier run. */
 int mds_fence_setup(struct mds_server *srv, struct mds_fence **out, char *err, size_t errlen);
+/* Activate (sync; idempotent): register the MDS key on every LUN, remove every other key, hold an
+ * EXCLUSIVE ACCESS - REGISTRANTS ONLY reservation. From then on unregistered initiators, block-
+ * volume clients included, cannot reach the LUNs. -EDEADLK from inside an I/O completion. */
+int mds_fence_activate(struct mds_server *srv, struct mds_fence *fc, char *err, size_t errlen);
+int mds_fence_active(const struct mds_fence *fc);
 void mds_fence_free(struct mds_fence *fc);
 /* Without SCSI layouts: clear a reservation an earlier run of ours left, so that block-volume
  * clients reach the LUNs. */
 void mds_fence_release(struct mds_server *srv);
 typedef void mds_fence_done_fn(struct mds_server *srv, int status, void *arg);
-/* Fence key: on every LUN, PREEMPT AND ABORT it if it is registered there. done runs once, from
- * the loop, with 0 when no LUN lists the key any more, or the first -errno. Returns 0 (done will
- * run) or -errno. */
+/* Fence key: on every LUN, PREEMPT AND ABORT it if it is registered there. done runs once, with 0
+ * when no LUN lists the key any more (at once when fencing never became active: no client was
+ * given a key), or the first -errno. Returns 0 (done will run) or -errno. */
 int mds_fence_key(struct mds_server *srv, struct mds_fence *fc, uint64_t key, mds_fence_done_fn *done, void *arg);
 
 /* ---- metrics.c --------------------------------------------------------------------------------- */

@@ -132,8 +132,8 @@ char *mds_metrics_text(struct mds_server *srv)
 	gauge(&b, "pnfs_mds_layout_stateids", "Layout stateids held (revoked ones included).", lo->nstates);
 	gauge(&b, "pnfs_mds_layout_recalls_outstanding", "Recalls not yet answered by a return.", nrecalls);
 	gauge(&b, "pnfs_mds_clients", "NFSv4.1 clients known.", clients);
-	gauge(&b, "pnfs_mds_scsi_layouts", "1 when SCSI fencing holds the LUNs (SCSI layouts offered).",
-	      lo->fence ? 1 : 0);
+	gauge(&b, "pnfs_mds_scsi_fencing", "1 while our persistent reservation holds every LUN.",
+	      mds_fence_active(lo->fence) ? 1 : 0);
 	if (!srv->cur_txn) {
 		struct mds_txn *t;
 		struct mds_store_stats st;

@@ -733,6 +733,8 @@ MDS_OP(getdeviceinfo)
 		return NFS4_OK;
 	}
 	rc = mds_lo_dev_addr(srv, t, c->clp, da);
+	if (rc == -EAGAIN)
+		return NFS4ERR_DELAY;
 	if (rc)
 		return rc == -ENOMEM ? NFS4ERR_RESOURCE : NFS4ERR_SERVERFAULT;
 	need = 4 + 4 + ((da->da_addr_body.da_addr_body_len + 3u) & ~3u);
