@@ -145,7 +145,7 @@ static void cb_reply(struct nc *c, uint32_t xid, const void *body, size_t blen)
 	proto_msg_destroy(&m);
 }
 
-/* Answer one backchannel call: CB_NULL, or CB_COMPOUND with CB_SEQUENCE and CB_RECALL. */
+/* Answer one backchannel call: CB_NULL, or CB_COMPOUND with CB_SEQUENCE, CB_RECALL and CB_LAYOUTRECALL. */
 static void handle_callback(struct nc *c, const uint8_t *rec, size_t len)
 {
 	struct proto_rpc_call call;
@@ -203,6 +203,19 @@ static void handle_callback(struct nc *c, const uint8_t *rec, size_t len)
 			c->cb_last_recall = op->nfs_cb_argop4_u.opcbrecall.stateid;
 			last = (nfsstat4)c->cb_answer_recall;
 			res.nfs_cb_resop4_u.opcbrecall.status = last;
+		} else if (op->argop == OP_CB_LAYOUTRECALL) {
+			CB_LAYOUTRECALL4args *lr = &op->nfs_cb_argop4_u.opcblayoutrecall;
+			c->cb_layoutrecalls++;
+			c->cb_last_layoutrecall = *lr;
+			if (lr->clora_recall.lor_recalltype == LAYOUTRECALL4_FILE) {
+				nfs_fh4 *fh = &c->cb_last_layoutrecall.clora_recall.layoutrecall4_u.lor_layout.lor_fh;
+				size_t n = fh->nfs_fh4_len < NFS4_FHSIZE ? fh->nfs_fh4_len : NFS4_FHSIZE;
+				memcpy(c->cb_last_lr_fh, fh->nfs_fh4_val, n);
+				fh->nfs_fh4_len = (u_int)n;
+				fh->nfs_fh4_val = (char *)c->cb_last_lr_fh;
+			}
+			last = (nfsstat4)c->cb_answer_layoutrecall;
+			res.nfs_cb_resop4_u.opcblayoutrecall.clorr_status = last;
 		} else {
 			last = NFS4ERR_NOTSUPP;
 			memcpy(&res.nfs_cb_resop4_u, &last, sizeof(last));

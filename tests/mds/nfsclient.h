@@ -36,6 +36,11 @@ struct nc {
 	uint32_t cb_last_flavor, cb_last_uid;
 	stateid4 cb_last_recall;
 	int cb_answer_recall;         /* 0: answer CB_RECALL NFS4_OK (default); else this status */
+	/* CB_LAYOUTRECALL: how many, the last one's arguments (FILE recalls: fh, range, stateid) */
+	int cb_layoutrecalls;
+	CB_LAYOUTRECALL4args cb_last_layoutrecall; /* lor_fh points into cb_last_lr_fh */
+	unsigned char cb_last_lr_fh[NFS4_FHSIZE];
+	int cb_answer_layoutrecall;   /* 0: answer NFS4_OK (default); else this status */
 	int cb_silent;                /* do not answer backchannel calls at all */
 	int timeout_ms;               /* for one reply (default 10000) */
 	uint32_t want_slots;          /* fore-channel slots asked for (default 4) */

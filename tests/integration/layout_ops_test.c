@@ -1,0 +1,788 @@
+/* pNFS layout operations against a real pnfs-mds on a 4-LUN tgtd lab (one server for the suite):
+ * layout stateid seqids and checks, RW allocation aligned to the block size and the stripe unit,
+ * READ layouts with NONE_DATA for holes, merging, loga_minlength and loga_maxcount, argument
+ * errors, LAYOUTCOMMIT (extents, empty bodies, split extents, SCSI ranges), LAYOUTRETURN of
+ * FILE/FSID/ALL freeing never-written blocks, return-on-close, GETDEVICEINFO/GETDEVICELIST of the
+ * block volume (resolved against the LUNs by signature), conflicting LAYOUTGETs recalling over the
+ * backchannel, and truncate/remove recalls with blocks parked until the layout is returned. */
+#include "blkmap/blkmap.h"
+#include "blkmap/blkmap_xdr.h"
+#include "proto/layout.h"
+#include "tests/harness.h"
+#include "tests/lab.h"
+#include "tests/mds/layout_util.h"
+#include "tests/mds/mdsd.h"
+#include "tests/mds/nfsclient.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BS 4096ull
+#define SU (64ull << 10)
+#define MAXC 0xffff
+#define BLK LAYOUT4_BLOCK_VOLUME
+#define RD LAYOUTIOMODE4_READ
+#define RW LAYOUTIOMODE4_RW
+#define ANY LAYOUTIOMODE4_ANY
+
+static struct test_lab *lab;
+static struct test_mds *mds;
+static int mport;
+
+static int suite_init(void)
+{
+	char args[128];
+
+	lab = lab_up(4, "32M", NULL);
+	if (!lab)
+		return 1;
+	mport = test_free_port();
+	snprintf(args, sizeof(args), "--metrics-port %d", mport);
+	mds = tmds_new(lab, "--stripe-unit 64K", args);
+	if (!mds || tmds_start(mds) != 0)
+		return 1;
+	return 0;
+}
+
+static int suite_clean(void)
+{
+	if (mds) {
+		tmds_stop(mds, SIGTERM);
+		tmds_free(mds);
+	}
+	lab_down(lab);
+	return 0;
+}
+
+static struct nc *client(const char *owner)
+{
+	struct nc *c = nc_connect(mds->port);
+
+	if (!c)
+		return NULL;
+	if (nc_setup(c, owner) != 0) {
+		nc_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void create(struct nc *c, const char *name, uint32_t access, struct nc_fh *fh, stateid4 *sid)
+{
+	struct nc_fh root;
+
+	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
+	CU_ASSERT_EQUAL_FATAL(nc_open(c, &root, name, 1, access, 0, fh, sid), 0);
+}
+
+static uint64_t space_used(struct nc *c, const struct nc_fh *fh)
+{
+	struct nc_attrs a;
+
+	CU_ASSERT_EQUAL(nc_getattrs(c, fh, &a), 0);
+	return a.space_used;
+}
+
+static uint64_t file_size(struct nc *c, const struct nc_fh *fh)
+{
+	struct nc_attrs a;
+
+	CU_ASSERT_EQUAL(nc_getattrs(c, fh, &a), 0);
+	return a.size;
+}
+
+/* The layout's extents as RW commits (what a client that wrote all of them sends). */
+static void as_written(const struct lt_layout *l, pnfs_block_extent4 *out)
+{
+	for (unsigned i = 0; i < l->n; i++) {
+		out[i] = l->ext[i];
+		out[i].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
+	}
+}
+
+/* ---- stateids ----------------------------------------------------------------------------- */
+
+static void test_stateid_seqids(void)
+{
+	struct nc *c = client("lo-seqid");
+	struct nc_fh fh, fh2;
+	stateid4 open, open2, ls, old, bad;
+	struct lt_layout *l = calloc(1, sizeof(*l));
+	nfsstat4 code;
+	int present;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	create(c, "seqid", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
+	create(c, "seqid2", OPEN4_SHARE_ACCESS_BOTH, &fh2, &open2);
+	/* RFC 8881 §12.5.3: the first LAYOUTGET from a non-layout stateid gives seqid 1 ... */
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 8192, 8192, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL(l->sid.seqid, 1);
+	CU_ASSERT(l->return_on_close);
+	CU_ASSERT_NOT_EQUAL(memcmp(l->sid.other, open.other, NFS4_OTHER_SIZE), 0);
+	ls = l->sid;
+	/* ... and every later LAYOUTGET adds one. */
+	for (uint32_t i = 0; i < 6; i++) {
+		CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, (i + 1) * 8192, 8192, 8192, &ls, MAXC, l), 0);
+		CU_ASSERT_EQUAL(l->sid.seqid, i + 2);
+		CU_ASSERT_EQUAL(memcmp(l->sid.other, ls.other, NFS4_OTHER_SIZE), 0);
+		ls = l->sid;
+	}
+	/* Asking again with the open stateid finds the same layout stateid. */
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RD, 0, 4096, 0, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL(memcmp(l->sid.other, ls.other, NFS4_OTHER_SIZE), 0);
+	CU_ASSERT_EQUAL(l->sid.seqid, 8);
+	ls = l->sid;
+	old = ls;
+	old.seqid = ls.seqid - 1;
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 0, &old, MAXC, l), NFS4ERR_OLD_STATEID);
+	bad = ls;
+	bad.seqid = ls.seqid + 1;
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 0, &bad, MAXC, l), NFS4ERR_BAD_STATEID);
+	bad = ls;
+	bad.other[NFS4_OTHER_SIZE - 1] ^= 0x5a;
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 0, &bad, MAXC, l), NFS4ERR_BAD_STATEID);
+	/* A layout stateid names one file. */
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh2, BLK, RW, 0, 4096, 0, &ls, MAXC, l), NFS4ERR_BAD_STATEID);
+	/* LAYOUTRETURN adds one too while something remains, and ends the stateid when nothing does. */
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, RW, 0, 8192, &ls, &present), 0);
+	CU_ASSERT(present);
+	CU_ASSERT_EQUAL(ls.seqid, 9);
+	CU_ASSERT_EQUAL(lt_test_stateid(c, &ls, &code), 0);
+	CU_ASSERT_EQUAL(code, NFS4_OK);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, ANY, 0, NFS4_UINT64_MAX, &ls, &present), 0);
+	CU_ASSERT(!present);
+	CU_ASSERT_EQUAL(lt_test_stateid(c, &ls, &code), 0);
+	CU_ASSERT_EQUAL(code, NFS4ERR_BAD_STATEID);
+	/* Returned already: the stateid is gone. */
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, ANY, 0, NFS4_UINT64_MAX, &ls, &present),
+			NFS4ERR_BAD_STATEID);
+	nc_close(c, &fh, &open);
+	nc_close(c, &fh2, &open2);
+	nc_free(c);
+	free(l);
+}
+
+/* OPEN and LAYOUTGET in one COMPOUND, the layout asked for with the current stateid. */
+static void test_current_stateid(void)
+{
+	struct nc *c = client("lo-current");
+	struct nc_fh root;
+	nfs_argop4 ops[4];
+	OPEN4args *oa = &ops[1].nfs_argop4_u.opopen;
+	LAYOUTGET4args *la = &ops[3].nfs_argop4_u.oplayoutget;
+	struct proto_compound_res res;
+	char owner[64];
+	const char *name = "current";
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
+	snprintf(owner, sizeof(owner), "open-owner-%s", c->owner);
+	memset(ops, 0, sizeof(ops));
+	nc_op_putfh(&ops[0], &root);
+	ops[1].argop = OP_OPEN;
+	oa->share_access = OPEN4_SHARE_ACCESS_BOTH | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
+	oa->owner.clientid = c->clientid;
+	oa->owner.owner.owner_len = (u_int)strlen(owner);
+	oa->owner.owner.owner_val = owner;
+	oa->openhow.opentype = OPEN4_CREATE;
+	oa->openhow.openflag4_u.how.mode = UNCHECKED4;
+	oa->claim.claim = CLAIM_NULL;
+	oa->claim.open_claim4_u.file.utf8string_len = (u_int)strlen(name);
+	oa->claim.open_claim4_u.file.utf8string_val = (char *)name;
+	nc_op_simple(&ops[2], OP_GETFH);
+	ops[3].argop = OP_LAYOUTGET;
+	la->loga_layout_type = BLK;
+	la->loga_iomode = RW;
+	la->loga_length = 8192;
+	la->loga_minlength = 8192;
+	la->loga_stateid.seqid = 1; /* the current stateid: seqid 1, other all zero */
+	la->loga_maxcount = MAXC;
+	CU_ASSERT_EQUAL_FATAL(nc_seq(c, ops, 4, &res), 0);
+	CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
+	if (res.res.status == NFS4_OK) {
+		LAYOUTGET4resok *ok = &res.res.resarray.resarray_val[4].nfs_resop4_u.oplayoutget.LAYOUTGET4res_u.logr_resok4;
+		CU_ASSERT_EQUAL(ok->logr_stateid.seqid, 1);
+		CU_ASSERT_EQUAL(ok->logr_layout.logr_layout_len, 1);
+	}
+	proto_compound_res_free(&res);
+	nc_free(c);
+}
+
+/* ---- LAYOUTGET: allocation, alignment, reads, merging, limits ---------------------------------- */
+
+static void test_rw_alignment(void)
+{
+	struct nc *c = client("lo-align");
+	struct nc_fh fh;
+	stateid4 open;
+	struct lt_layout *l = calloc(1, sizeof(*l));
+	uint64_t used;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	create(c, "align", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
+	CU_ASSERT_EQUAL(space_used(c, &fh), 0);
+	/* Less than a stripe unit: whole blocks around the range, INVALID (allocated, unwritten). */
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 5000, 10000, 1, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL(l->off, 4096);
+	CU_ASSERT_EQUAL(l->len, 12288);
+	CU_ASSERT_EQUAL(l->iomode, RW);
+	CU_ASSERT_EQUAL(l->type, BLK);
+	CU_ASSERT_EQUAL_FATAL(l->n, 1);
+	CU_ASSERT_EQUAL(l->ext[0].bex_state, PNFS_BLOCK_INVALID_DATA);
+	CU_ASSERT_EQUAL(l->ext[0].bex_file_offset, 4096);
+	CU_ASSERT_EQUAL(l->ext[0].bex_length, 12288);
+	CU_ASSERT_EQUAL(l->ext[0].bex_storage_offset % BS, 0);
+	CU_ASSERT_EQUAL(space_used(c, &fh), 12288);
+	/* A stripe unit or more: whole stripe units, each on one LUN (volume offset = file offset
+	 * modulo the unit). */
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, (1 << 20) + 100, 300 << 10, 1, &l->sid, MAXC, l), 0);
+	CU_ASSERT_EQUAL(l->off, 1 << 20);
+	CU_ASSERT_EQUAL((l->off + l->len) % SU, 0);
+	CU_ASSERT(l->off + l->len >= (1 << 20) + 100 + (300 << 10));
+	used = 0;
+	for (unsigned i = 0; i < l->n; i++) {
+		CU_ASSERT_EQUAL(l->ext[i].bex_state, PNFS_BLOCK_INVALID_DATA);
+		if (l->ext[i].bex_length >= SU)
+			CU_ASSERT_EQUAL((l->ext[i].bex_storage_offset - l->ext[i].bex_file_offset) % SU, 0);
+		used += l->ext[i].bex_length;
+	}
+	CU_ASSERT_EQUAL(used, l->len);
+	CU_ASSERT_EQUAL(space_used(c, &fh), 12288 + l->len);
+	/* Already allocated: nothing new, the same extents again. */
+	{
+		struct lt_layout *again = calloc(1, sizeof(*again));
+		CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 1 << 20, 64 << 10, 1, &l->sid, MAXC, again), 0);
+		CU_ASSERT_EQUAL(again->ext[0].bex_storage_offset, l->ext[0].bex_storage_offset);
+		CU_ASSERT_EQUAL(space_used(c, &fh), 12288 + l->len);
+		free(again);
+	}
+	nc_close(c, &fh, &open);
+	/* Return-on-close took the layout and its never-written blocks with it. */
+	CU_ASSERT_EQUAL(space_used(c, &fh), 0);
+	nc_free(c);
+	free(l);
+}
+
+static void test_read_layouts(void)
+{
+	struct nc *c = client("lo-read");
+	struct nc_fh fh;
+	stateid4 open;
+	struct lt_layout *l = calloc(1, sizeof(*l)), *w = calloc(1, sizeof(*w));
+	unsigned char buf[10000];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	create(c, "read", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
+	/* An empty file: one hole, as long as the client needs (minlength). */
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RD, 0, NFS4_UINT64_MAX, 4 * BS, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL(l->off, 0);
+	CU_ASSERT_EQUAL(l->len, 4 * BS);
+	CU_ASSERT_EQUAL_FATAL(l->n, 1);
+	CU_ASSERT_EQUAL(l->ext[0].bex_state, PNFS_BLOCK_NONE_DATA);
+	CU_ASSERT_EQUAL(l->ext[0].bex_length, 4 * BS);
+	/* Data at 0 and at 1 MiB (written through the MDS), a hole between. */
+	test_fill_random(buf, sizeof(buf), 1);
+	CU_ASSERT_EQUAL(nc_write(c, &fh, &open, 0, buf, sizeof(buf), FILE_SYNC4), 0);
+	CU_ASSERT_EQUAL(nc_write(c, &fh, &open, 1 << 20, buf, 4096, FILE_SYNC4), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RD, 0, NFS4_UINT64_MAX, 0, &l->sid, MAXC, l), 0);
+	CU_ASSERT_EQUAL(l->len, (1 << 20) + 4096);
+	CU_ASSERT_EQUAL_FATAL(l->n, 3);
+	CU_ASSERT_EQUAL(l->ext[0].bex_state, PNFS_BLOCK_READ_DATA);
+	CU_ASSERT_EQUAL(l->ext[0].bex_length, 12288);
+	CU_ASSERT_EQUAL(l->ext[1].bex_state, PNFS_BLOCK_NONE_DATA);
+	CU_ASSERT_EQUAL(l->ext[1].bex_file_offset, 12288);
+	CU_ASSERT_EQUAL(l->ext[2].bex_state, PNFS_BLOCK_READ_DATA);
+	CU_ASSERT_EQUAL(l->ext[2].bex_file_offset, 1 << 20);
+	/* RW sees the same data as READ_WRITE_DATA at the same place. */
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 8192, 0, &l->sid, MAXC, w), 0);
+	CU_ASSERT_EQUAL(w->ext[0].bex_state, PNFS_BLOCK_READ_WRITE_DATA);
+	CU_ASSERT_EQUAL(w->ext[0].bex_storage_offset, l->ext[0].bex_storage_offset);
+	/* Past the end of file there is only a hole. */
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RD, 10 << 20, 4096, 4096, &w->sid, MAXC, l), 0);
+	CU_ASSERT_EQUAL(l->off, 10 << 20);
+	CU_ASSERT_EQUAL_FATAL(l->n, 1);
+	CU_ASSERT_EQUAL(l->ext[0].bex_state, PNFS_BLOCK_NONE_DATA);
+	nc_close(c, &fh, &open);
+	nc_free(c);
+	free(l);
+	free(w);
+}
+
+static void test_merge_and_limits(void)
+{
+	struct nc *c = client("lo-limits");
+	struct nc_fh fh, fh2;
+	stateid4 open, open2;
+	struct lt_layout *l = calloc(1, sizeof(*l));
+	unsigned char blk[4096];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	/* Four separate allocations, contiguous on the volume: one extent when asked together. */
+	create(c, "merge", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 4096, &open, MAXC, l), 0);
+	for (int i = 1; i < 4; i++)
+		CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, (uint64_t)i * 4096, 4096, 4096, &l->sid, MAXC, l), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 16384, 16384, &l->sid, MAXC, l), 0);
+	CU_ASSERT_EQUAL(l->n, 1);
+	CU_ASSERT_EQUAL(l->ext[0].bex_length, 16384);
+	/* Fragmented: 32 written blocks with holes between. */
+	create(c, "frag", OPEN4_SHARE_ACCESS_BOTH, &fh2, &open2);
+	test_fill_random(blk, sizeof(blk), 2);
+	for (int i = 0; i < 32; i++)
+		CU_ASSERT_EQUAL(nc_write(c, &fh2, &open2, (uint64_t)i * 2 * BS, blk, sizeof(blk), FILE_SYNC4), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RD, 0, 64 * BS, 0, &open2, MAXC, l), 0);
+	CU_ASSERT_EQUAL(l->n, 63); /* data, hole, ..., data (the file ends with the last block) */
+	/* loga_maxcount bounds the extents: room for 10 (36 fixed bytes + 44 per extent). */
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RD, 0, 64 * BS, 0, &l->sid, 36 + 44 * 10, l), 0);
+	CU_ASSERT_EQUAL(l->n, 10);
+	CU_ASSERT_EQUAL(l->len, 10 * BS);
+	/* ... and a client that needs more than fits is told so. */
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh2, BLK, RD, 0, 64 * BS, 20 * BS, &l->sid, 36 + 44 * 10, l), NFS4ERR_TOOSMALL);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh2, BLK, RD, 0, 64 * BS, 0, &l->sid, 50, l), NFS4ERR_TOOSMALL);
+	/* An RW layout cut short by maxcount keeps no allocation beyond what it gave. */
+	{
+		uint64_t before = space_used(c, &fh2);
+		CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RW, 0, 64 * BS, 0, &l->sid, 36 + 44 * 4, l), 0);
+		CU_ASSERT_EQUAL(l->n, 4);
+		CU_ASSERT_EQUAL(space_used(c, &fh2), before + 2 * BS);
+	}
+	nc_close(c, &fh, &open);
+	nc_close(c, &fh2, &open2);
+	nc_free(c);
+	free(l);
+}
+
+static void test_bad_arguments(void)
+{
+	struct nc *c = client("lo-args");
+	struct nc_fh fh, ro, root, dir;
+	stateid4 open, rosid;
+	struct lt_layout *l = calloc(1, sizeof(*l));
+	pnfs_block_extent4 ext[4];
+	int present;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	create(c, "args", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 0, 0, &open, MAXC, l), NFS4ERR_INVAL);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 8192, &open, MAXC, l), NFS4ERR_INVAL);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, NFS4_UINT64_MAX - 10, 4096, 0, &open, MAXC, l), NFS4ERR_INVAL);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, ANY, 0, 4096, 0, &open, MAXC, l), NFS4ERR_BADIOMODE);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, LAYOUT4_NFSV4_1_FILES, RW, 0, 4096, 0, &open, MAXC, l),
+			NFS4ERR_UNKNOWN_LAYOUTTYPE);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, LAYOUT4_FLEX_FILES, RW, 0, 4096, 0, &open, MAXC, l),
+			NFS4ERR_UNKNOWN_LAYOUTTYPE);
+	/* Not a regular file: no layouts. */
+	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
+	CU_ASSERT_EQUAL_FATAL(nc_mkdir(c, &root, "args-dir", 0755, &dir), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &dir, BLK, RD, 0, 4096, 0, &open, MAXC, l), NFS4ERR_LAYOUTUNAVAILABLE);
+	/* Opened for reading: READ layouts only. */
+	CU_ASSERT_EQUAL_FATAL(nc_close(c, &fh, &open), 0);
+	CU_ASSERT_EQUAL_FATAL(nc_open(c, &root, "args", 0, OPEN4_SHARE_ACCESS_READ, 0, &ro, &rosid), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &ro, BLK, RW, 0, 4096, 0, &rosid, MAXC, l), NFS4ERR_OPENMODE);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &ro, BLK, RD, 0, 4096, 0, &rosid, MAXC, l), 0);
+	/* LAYOUTCOMMIT needs an RW layout covering what it commits. */
+	ext[0] = l->ext[0];
+	ext[0].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &ro, BLK, &l->sid, 0, 4096, 4095, ext, 1, 0, 0, NULL), NFS4ERR_BADIOMODE);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &ro, BLK, &rosid, 0, 4096, 4095, ext, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &ro, BLK, ANY, 0, NFS4_UINT64_MAX, &l->sid, &present), 0);
+	CU_ASSERT_EQUAL(nc_close(c, &ro, &rosid), 0);
+	CU_ASSERT_EQUAL_FATAL(nc_open(c, &root, "args", 0, OPEN4_SHARE_ACCESS_BOTH, 0, &fh, &open), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 8192, 8192, &open, MAXC, l), 0);
+	as_written(l, ext);
+	{
+		pnfs_block_extent4 e = ext[0];
+		/* outside the layout */
+		e.bex_file_offset = 1 << 20;
+		CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
+		/* not READ_WRITE_DATA */
+		e = ext[0];
+		e.bex_state = PNFS_BLOCK_INVALID_DATA;
+		CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
+		/* another device */
+		e = ext[0];
+		e.bex_vol_id[3] ^= 1;
+		CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
+	}
+	/* the last write outside the range committed */
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 9000, ext, l->n, 0, 0, NULL), NFS4ERR_INVAL);
+	/* LAYOUTRETURN: bad iomode and range, stateid of another file */
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, 7, 0, 4096, &l->sid, &present), NFS4ERR_INVAL);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, RW, 0, 0, &l->sid, &present), NFS4ERR_INVAL);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &dir, BLK, RW, 0, 4096, &l->sid, &present), NFS4ERR_BAD_STATEID);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, RW, 0, 4096, &open, &present), NFS4ERR_BAD_STATEID);
+	/* GETDEVICEINFO of something that is not ours, or not of that type */
+	{
+		unsigned char devid[NFS4_DEVICEID4_SIZE];
+		memcpy(devid, l->ext[0].bex_vol_id, sizeof(devid));
+		CU_ASSERT_EQUAL(lt_getdeviceinfo(c, devid, LAYOUT4_NFSV4_1_FILES, 4096, 0, NULL, NULL, NULL),
+				NFS4ERR_UNKNOWN_LAYOUTTYPE);
+		CU_ASSERT_EQUAL(lt_getdeviceinfo(c, devid, LAYOUT4_SCSI, 4096, 0, NULL, NULL, NULL), NFS4ERR_INVAL);
+		devid[15] ^= 0x77;
+		CU_ASSERT_EQUAL(lt_getdeviceinfo(c, devid, BLK, 4096, 0, NULL, NULL, NULL), NFS4ERR_NOENT);
+	}
+	nc_close(c, &fh, &open);
+	nc_free(c);
+	free(l);
+}
+
+/* ---- LAYOUTCOMMIT ------------------------------------------------------------------------------ */
+
+static void test_commit(void)
+{
+	struct nc *c = client("lo-commit");
+	struct nc_fh fh, fh2;
+	stateid4 open, open2;
+	struct lt_layout *l = calloc(1, sizeof(*l)), *r = calloc(1, sizeof(*r));
+	pnfs_block_extent4 *ext = calloc(LT_MAX_EXTENTS, sizeof(*ext));
+	unsigned char buf[16384];
+	uint64_t ns;
+	size_t got;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	create(c, "commit", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 64 << 10, 64 << 10, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL(l->ext[0].bex_state, PNFS_BLOCK_INVALID_DATA);
+	/* The first 16 KiB were written: they become data, the size follows the last write. */
+	ext[0] = l->ext[0];
+	ext[0].bex_length = 16384;
+	ext[0].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 16384, 16383, ext, 1, 0, 0, &ns), 0);
+	CU_ASSERT_EQUAL(ns, 16384);
+	CU_ASSERT_EQUAL(file_size(c, &fh), 16384);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RD, 0, 64 << 10, 0, &l->sid, MAXC, r), 0);
+	CU_ASSERT_EQUAL_FATAL(r->n, 1);
+	CU_ASSERT_EQUAL(r->ext[0].bex_state, PNFS_BLOCK_READ_DATA);
+	CU_ASSERT_EQUAL(r->ext[0].bex_storage_offset, l->ext[0].bex_storage_offset);
+	/* An empty layoutupdate: only the size moves; the blocks stay unwritten and read as zeros. */
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &r->sid, 0, 64 << 10, 32767, NULL, 0, 0, 1, &ns), 0);
+	CU_ASSERT_EQUAL(ns, 32768);
+	memset(buf, 0xee, sizeof(buf));
+	CU_ASSERT_EQUAL(nc_read(c, &fh, &open, 16384, buf, sizeof(buf), &got), 0);
+	CU_ASSERT_EQUAL(got, 16384);
+	for (size_t i = 0; i < got; i++)
+		if (buf[i]) {
+			CU_FAIL("never-written blocks did not read as zeros");
+			break;
+		}
+	/* Committing again changes nothing: the size is unchanged. */
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &r->sid, 0, 16384, 16383, ext, 1, 0, 0, &ns), 0);
+	CU_ASSERT_EQUAL(ns, UINT64_MAX);
+	/* Split extents with storage offsets that say nothing (0): the file's map is what counts. */
+	create(c, "split", OPEN4_SHARE_ACCESS_BOTH, &fh2, &open2);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RW, 0, 16384, 16384, &open2, MAXC, l), 0);
+	memset(ext, 0, 2 * sizeof(*ext));
+	memcpy(ext[0].bex_vol_id, l->ext[0].bex_vol_id, NFS4_DEVICEID4_SIZE);
+	memcpy(ext[1].bex_vol_id, l->ext[0].bex_vol_id, NFS4_DEVICEID4_SIZE);
+	ext[0].bex_length = ext[1].bex_length = 8192;
+	ext[1].bex_file_offset = 8192;
+	ext[0].bex_state = ext[1].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh2, BLK, &l->sid, 0, 16384, 16383, ext, 2, 0, 0, &ns), 0);
+	CU_ASSERT_EQUAL(ns, 16384);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RW, 0, 16384, 16384, &l->sid, MAXC, r), 0);
+	CU_ASSERT_EQUAL_FATAL(r->n, 1);
+	CU_ASSERT_EQUAL(r->ext[0].bex_state, PNFS_BLOCK_READ_WRITE_DATA);
+	CU_ASSERT_EQUAL(r->ext[0].bex_storage_offset, l->ext[0].bex_storage_offset);
+	nc_close(c, &fh, &open);
+	nc_close(c, &fh2, &open2);
+	nc_free(c);
+	free(l);
+	free(r);
+	free(ext);
+}
+
+/* ---- LAYOUTRETURN ---------------------------------------------------------------------------- */
+
+static void test_return_frees_unwritten(void)
+{
+	struct nc *c = client("lo-return");
+	struct nc_fh fh, fh2, fh3, root;
+	stateid4 open, open2, open3, ls;
+	struct lt_layout *l = calloc(1, sizeof(*l));
+	pnfs_block_extent4 e;
+	nfsstat4 code;
+	int present;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	create(c, "ret", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 256 << 10, 256 << 10, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL(space_used(c, &fh), 256 << 10);
+	ls = l->sid;
+	/* A part returned: its blocks go, the rest is still held. */
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, RW, 128 << 10, 64 << 10, &ls, &present), 0);
+	CU_ASSERT(present);
+	CU_ASSERT_EQUAL(space_used(c, &fh), 192 << 10);
+	/* Partial blocks are not returned at all. */
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, RW, 100, 4000, &ls, &present), 0);
+	CU_ASSERT_EQUAL(space_used(c, &fh), 192 << 10);
+	/* 64 KiB written and committed stay when the rest goes back unwritten. */
+	e = l->ext[0];
+	e.bex_length = 64 << 10;
+	e.bex_state = PNFS_BLOCK_READ_WRITE_DATA;
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &ls, 0, 64 << 10, (64 << 10) - 1, &e, 1, 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, ANY, 0, NFS4_UINT64_MAX, &ls, &present), 0);
+	CU_ASSERT(!present);
+	CU_ASSERT_EQUAL(space_used(c, &fh), 64 << 10);
+	/* LAYOUTRETURN4_FSID and _ALL: every layout of the client goes, on every file. */
+	create(c, "ret-fsid", OPEN4_SHARE_ACCESS_BOTH, &fh2, &open2);
+	create(c, "ret-all", OPEN4_SHARE_ACCESS_BOTH, &fh3, &open3);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RW, 0, 8192, 8192, &open2, MAXC, l), 0);
+	ls = l->sid;
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh3, BLK, RD, 0, 8192, 0, &open3, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
+	CU_ASSERT_EQUAL(lt_layoutreturn_bulk(c, &root, BLK, ANY), 0);
+	CU_ASSERT_EQUAL(lt_test_stateid(c, &ls, &code), 0);
+	CU_ASSERT_EQUAL(code, NFS4ERR_BAD_STATEID);
+	CU_ASSERT_EQUAL(lt_test_stateid(c, &l->sid, &code), 0);
+	CU_ASSERT_EQUAL(code, NFS4ERR_BAD_STATEID);
+	CU_ASSERT_EQUAL(space_used(c, &fh2), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RW, 0, 8192, 8192, &open2, MAXC, l), 0);
+	ls = l->sid;
+	CU_ASSERT_EQUAL(lt_layoutreturn_bulk(c, NULL, BLK, ANY), 0);
+	CU_ASSERT_EQUAL(lt_test_stateid(c, &ls, &code), 0);
+	CU_ASSERT_EQUAL(code, NFS4ERR_BAD_STATEID);
+	CU_ASSERT_EQUAL(space_used(c, &fh2), 0);
+	/* Return-on-close: closing the last open returns the layout. */
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh3, BLK, RW, 0, 8192, 8192, &open3, MAXC, l), 0);
+	CU_ASSERT_EQUAL(space_used(c, &fh3), 8192);
+	CU_ASSERT_EQUAL(nc_close(c, &fh3, &open3), 0);
+	CU_ASSERT_EQUAL(lt_test_stateid(c, &l->sid, &code), 0);
+	CU_ASSERT_EQUAL(code, NFS4ERR_BAD_STATEID);
+	CU_ASSERT_EQUAL(space_used(c, &fh3), 0);
+	nc_close(c, &fh, &open);
+	nc_close(c, &fh2, &open2);
+	nc_free(c);
+	free(l);
+}
+
+/* ---- devices ----------------------------------------------------------------------------------- */
+
+static void test_devices(void)
+{
+	struct nc *c = client("lo-devices");
+	struct nc_fh fh, root;
+	stateid4 open;
+	struct lt_layout *l = calloc(1, sizeof(*l));
+	unsigned char ids[8][NFS4_DEVICEID4_SIZE], more[8][NFS4_DEVICEID4_SIZE], verf[8], zero[8] = { 0 };
+	uint32_t notif = 0, mincount = 0;
+	uint64_t cookie;
+	device_addr4 da = { 0 };
+	struct blkmap_vol *vol = NULL;
+	struct blkmap_ctx *ctx;
+	struct blkmap_ctx_opts bo;
+	unsigned n;
+	int eof;
+	char err[256];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
+	/* GETDEVICELIST: the pool volume, once, with a verifier for resuming. */
+	CU_ASSERT_EQUAL_FATAL(lt_getdevicelist(c, &root, BLK, 0, zero, ids, &n, &cookie, verf, &eof), 0);
+	CU_ASSERT_EQUAL(n, 1);
+	CU_ASSERT(eof);
+	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, BLK, cookie, verf, more, &n, NULL, NULL, &eof), 0);
+	CU_ASSERT_EQUAL(n, 0);
+	CU_ASSERT(eof);
+	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, BLK, cookie, zero, more, &n, NULL, NULL, &eof), NFS4ERR_NOT_SAME);
+	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, BLK, 77, verf, more, &n, NULL, NULL, &eof), NFS4ERR_BAD_COOKIE);
+	/* The extents of a layout name that device. */
+	create(c, "devices", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 4096, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL(memcmp(l->ext[0].bex_vol_id, ids[0], NFS4_DEVICEID4_SIZE), 0);
+	/* Too small a maxcount: NFS4ERR_TOOSMALL with the size needed, which then works. */
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, ids[0], BLK, 16, 0, NULL, NULL, &mincount), NFS4ERR_TOOSMALL);
+	CU_ASSERT(mincount > 16);
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, ids[0], BLK, mincount - 4, 0, NULL, NULL, NULL), NFS4ERR_TOOSMALL);
+	CU_ASSERT_EQUAL_FATAL(lt_getdeviceinfo(c, ids[0], BLK, mincount,
+					       (1u << NOTIFY_DEVICEID4_CHANGE) | (1u << NOTIFY_DEVICEID4_DELETE) | 1u,
+					       &da, &notif, NULL),
+			      0);
+	CU_ASSERT_EQUAL(notif, (1u << NOTIFY_DEVICEID4_CHANGE) | (1u << NOTIFY_DEVICEID4_DELETE));
+	CU_ASSERT_EQUAL(da.da_layout_type, BLK);
+	/* simple(signature) -> slice -> stripe of 64 KiB over the four LUNs */
+	CU_ASSERT_EQUAL_FATAL(blkmap_vol_from_device_addr(&da, &vol, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(blkmap_vol_count(vol), 9);
+	for (uint32_t i = 0; i < 4; i++) {
+		CU_ASSERT_EQUAL(blkmap_vol_type(vol, 2 * i), BLKMAP_VOL_SIMPLE);
+		CU_ASSERT_EQUAL(blkmap_vol_type(vol, 2 * i + 1), BLKMAP_VOL_SLICE);
+	}
+	CU_ASSERT_EQUAL(blkmap_vol_type(vol, 8), BLKMAP_VOL_STRIPE);
+	CU_ASSERT_EQUAL(blkmap_vol_stripe_unit(vol, 8), SU);
+	blkmap_vol_free(vol);
+	proto_device_addr_free(&da);
+	/* A client finds the LUNs by those signatures: every leaf binds to a LUN of the lab. */
+	blkmap_ctx_opts_init(&bo);
+	bo.initiator_name = "iqn.2024-01.test.pnfs:lo-devices";
+	CU_ASSERT_EQUAL_FATAL(blkmap_ctx_create(&bo, &ctx), 0);
+	vol = lt_device_volume(c, ctx, lab, ids[0], BLK);
+	CU_ASSERT_PTR_NOT_NULL(vol);
+	for (uint32_t i = 0; vol && i < 4; i++)
+		CU_ASSERT_PTR_NOT_NULL(blkmap_vol_leaf_dev(vol, 2 * i));
+	blkmap_vol_free(vol);
+	blkmap_ctx_destroy(ctx);
+	/* maxcount 0: the notification bits only. */
+	memset(&da, 0, sizeof(da));
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, ids[0], BLK, 0, 1u << NOTIFY_DEVICEID4_CHANGE, &da, &notif, NULL), 0);
+	CU_ASSERT_EQUAL(da.da_addr_body.da_addr_body_len, 0);
+	CU_ASSERT_EQUAL(notif, 1u << NOTIFY_DEVICEID4_CHANGE);
+	proto_device_addr_free(&da);
+	nc_close(c, &fh, &open);
+	nc_free(c);
+	free(l);
+}
+
+/* ---- conflicts and recalls ------------------------------------------------------------------ */
+
+static void test_conflict_recall(void)
+{
+	struct nc *a = client("lo-conflict-a"), *b = client("lo-conflict-b");
+	struct nc_fh fa, fb, root;
+	stateid4 oa, ob;
+	struct lt_layout *la = calloc(1, sizeof(*la)), *lb = calloc(1, sizeof(*lb));
+	const layoutrecall_file4 *rf;
+	long long recalls0 = lt_metric(mport, "pnfs_mds_layouts_recalled_total");
+	nfsstat4 code;
+	int present;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	create(a, "conflict", OPEN4_SHARE_ACCESS_BOTH, &fa, &oa);
+	CU_ASSERT_EQUAL_FATAL(nc_rootfh(b, &root), 0);
+	CU_ASSERT_EQUAL_FATAL(nc_open(b, &root, "conflict", 0, OPEN4_SHARE_ACCESS_BOTH, 0, &fb, &ob), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fa, BLK, RW, 0, 64 << 10, 64 << 10, &oa, MAXC, la), 0);
+	/* B wants to read what A may be writing: A is recalled, B is told to try later. */
+	CU_ASSERT_EQUAL(lt_layoutget(b, &fb, BLK, RD, 0, 64 << 10, 0, &ob, MAXC, lb), NFS4ERR_LAYOUTTRYLATER);
+	nc_serve_callbacks(a, 2000, 1);
+	CU_ASSERT_EQUAL_FATAL(a->cb_layoutrecalls, 1);
+	CU_ASSERT_EQUAL(a->cb_last_layoutrecall.clora_type, BLK);
+	CU_ASSERT_EQUAL(a->cb_last_layoutrecall.clora_iomode, RW);
+	CU_ASSERT_EQUAL(a->cb_last_layoutrecall.clora_changed, FALSE);
+	CU_ASSERT_EQUAL_FATAL(a->cb_last_layoutrecall.clora_recall.lor_recalltype, LAYOUTRECALL4_FILE);
+	rf = &a->cb_last_layoutrecall.clora_recall.layoutrecall4_u.lor_layout;
+	CU_ASSERT_EQUAL(rf->lor_fh.nfs_fh4_len, fa.len);
+	CU_ASSERT_EQUAL(memcmp(rf->lor_fh.nfs_fh4_val, fa.val, fa.len), 0);
+	CU_ASSERT_EQUAL(rf->lor_offset, 0);
+	/* What B's READ layout would cover: the file is empty, so only up to a block. */
+	CU_ASSERT_EQUAL(rf->lor_length, BS);
+	CU_ASSERT_EQUAL(memcmp(rf->lor_stateid.other, la->sid.other, NFS4_OTHER_SIZE), 0);
+	CU_ASSERT_EQUAL(rf->lor_stateid.seqid, la->sid.seqid + 1);
+	CU_ASSERT(lt_metric(mport, "pnfs_mds_layouts_recalled_total") >= recalls0 + 1);
+	/* Asking again while one's own recall is out: RECALLCONFLICT. */
+	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, BLK, RW, 0, 4096, 0, &oa, MAXC, la), NFS4ERR_RECALLCONFLICT);
+	/* B still waits; A returns with the recall's stateid; then B gets its layout. */
+	CU_ASSERT_EQUAL(lt_layoutget(b, &fb, BLK, RD, 0, 64 << 10, 0, &ob, MAXC, lb), NFS4ERR_LAYOUTTRYLATER);
+	{
+		stateid4 s = rf->lor_stateid;
+		CU_ASSERT_EQUAL(lt_layoutreturn_file(a, &fa, BLK, ANY, 0, NFS4_UINT64_MAX, &s, &present), 0);
+		CU_ASSERT(!present);
+	}
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(b, &fb, BLK, RD, 0, 64 << 10, 0, &ob, MAXC, lb), 0);
+	/* Two readers share a range. */
+	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, BLK, RD, 0, 64 << 10, 0, &oa, MAXC, la), 0);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a, &fa, BLK, ANY, 0, NFS4_UINT64_MAX, &la->sid, &present), 0);
+	/* A writer recalls the reader; a reader answering NOMATCHING_LAYOUT counts as returned. */
+	b->cb_answer_layoutrecall = NFS4ERR_NOMATCHING_LAYOUT;
+	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, BLK, RW, 0, 64 << 10, 0, &oa, MAXC, la), NFS4ERR_LAYOUTTRYLATER);
+	nc_serve_callbacks(b, 2000, 1);
+	CU_ASSERT_EQUAL(b->cb_layoutrecalls, 1);
+	CU_ASSERT_EQUAL(b->cb_last_layoutrecall.clora_iomode, ANY);
+	lt_idle(a, 300);
+	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, BLK, RW, 0, 64 << 10, 0, &oa, MAXC, la), 0);
+	CU_ASSERT_EQUAL(lt_test_stateid(b, &lb->sid, &code), 0);
+	CU_ASSERT_EQUAL(code, NFS4ERR_BAD_STATEID);
+	nc_close(a, &fa, &oa);
+	nc_close(b, &fb, &ob);
+	nc_free(a);
+	nc_free(b);
+	free(la);
+	free(lb);
+}
+
+static void test_truncate_remove_recall(void)
+{
+	struct nc *a = client("lo-trunc-a"), *b = client("lo-trunc-b");
+	struct nc_fh fa, fb, root, fr;
+	stateid4 oa, ob, orr;
+	struct lt_layout *l = calloc(1, sizeof(*l));
+	pnfs_block_extent4 *ext = calloc(LT_MAX_EXTENTS, sizeof(*ext));
+	const char *pending = "pnfs_mds_pool_bytes{state=\"pending\"}";
+	long long free0;
+	int present;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	CU_ASSERT_EQUAL(lt_metric(mport, pending), 0);
+	create(a, "trunc", OPEN4_SHARE_ACCESS_BOTH, &fa, &oa);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fa, BLK, RW, 0, 256 << 10, 256 << 10, &oa, MAXC, l), 0);
+	as_written(l, ext);
+	CU_ASSERT_EQUAL(lt_layoutcommit(a, &fa, BLK, &l->sid, 0, 256 << 10, (256 << 10) - 1, ext, l->n, 0, 0, NULL), 0);
+	/* B truncates while A holds its layout: A is recalled (the file changed), and the blocks that
+	 * left the file wait until A gives the layout back. */
+	CU_ASSERT_EQUAL_FATAL(nc_rootfh(b, &root), 0);
+	CU_ASSERT_EQUAL_FATAL(nc_open(b, &root, "trunc", 0, OPEN4_SHARE_ACCESS_BOTH, 0, &fb, &ob), 0);
+	CU_ASSERT_EQUAL(nc_setattr_size(b, &fb, &ob, 0), 0);
+	nc_serve_callbacks(a, 2000, 1);
+	CU_ASSERT_EQUAL_FATAL(a->cb_layoutrecalls, 1);
+	CU_ASSERT_EQUAL(a->cb_last_layoutrecall.clora_changed, TRUE);
+	CU_ASSERT_EQUAL(a->cb_last_layoutrecall.clora_iomode, ANY);
+	CU_ASSERT_EQUAL(a->cb_last_layoutrecall.clora_recall.layoutrecall4_u.lor_layout.lor_offset, 0);
+	CU_ASSERT_EQUAL(a->cb_last_layoutrecall.clora_recall.layoutrecall4_u.lor_layout.lor_length, NFS4_UINT64_MAX);
+	CU_ASSERT_EQUAL(lt_metric(mport, pending), 256 << 10);
+	free0 = lt_metric(mport, "pnfs_mds_pool_bytes{state=\"free\"}");
+	{
+		stateid4 s = a->cb_last_layoutrecall.clora_recall.layoutrecall4_u.lor_layout.lor_stateid;
+		CU_ASSERT_EQUAL(lt_layoutreturn_file(a, &fa, BLK, ANY, 0, NFS4_UINT64_MAX, &s, &present), 0);
+	}
+	CU_ASSERT_EQUAL(lt_metric(mport, pending), 0);
+	CU_ASSERT_EQUAL(lt_metric(mport, "pnfs_mds_pool_bytes{state=\"free\"}"), free0 + (256 << 10));
+	/* Remove while A holds a layout: recalled too, and no new layouts for what is left. */
+	create(a, "rm", OPEN4_SHARE_ACCESS_BOTH, &fr, &orr);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fr, BLK, RW, 0, 64 << 10, 64 << 10, &orr, MAXC, l), 0);
+	CU_ASSERT_EQUAL(nc_remove(b, &root, "rm"), 0);
+	nc_serve_callbacks(a, 2000, 1);
+	CU_ASSERT_EQUAL(a->cb_layoutrecalls, 2);
+	CU_ASSERT_EQUAL(a->cb_last_layoutrecall.clora_changed, TRUE);
+	CU_ASSERT_EQUAL(lt_layoutget(a, &fr, BLK, RW, 0, 4096, 0, &orr, MAXC, l), NFS4ERR_LAYOUTUNAVAILABLE);
+	CU_ASSERT_EQUAL(nc_close(a, &fr, &orr), 0); /* return-on-close, then the orphan goes */
+	CU_ASSERT_EQUAL(lt_metric(mport, pending), 0);
+	nc_close(a, &fa, &oa);
+	nc_close(b, &fb, &ob);
+	nc_free(a);
+	nc_free(b);
+	free(l);
+	free(ext);
+}
+
+static void test_metrics(void)
+{
+	/* The endpoint is Prometheus text with the counters users watch. */
+	CU_ASSERT(lt_metric(mport, "pnfs_mds_layouts_granted_total{type=\"block\",iomode=\"rw\"}") > 0);
+	CU_ASSERT(lt_metric(mport, "pnfs_mds_layouts_granted_total{type=\"block\",iomode=\"read\"}") > 0);
+	CU_ASSERT(lt_metric(mport, "pnfs_mds_layouts_returned_total") > 0);
+	CU_ASSERT(lt_metric(mport, "pnfs_mds_layoutcommits_total") > 0);
+	CU_ASSERT(lt_metric(mport, "pnfs_mds_committed_bytes_total") > 0);
+	CU_ASSERT_EQUAL(lt_metric(mport, "pnfs_mds_fenced_clients_total"), 0);
+	CU_ASSERT_EQUAL(lt_metric(mport, "pnfs_mds_scsi_fencing"), 0);
+	CU_ASSERT_EQUAL(lt_metric(mport, "no_such_metric"), -1);
+	/* Anything but GET /metrics is refused; a bad request gets an answer, not a hang. */
+	CU_ASSERT_EQUAL(lt_http_status(mport, "GET /other HTTP/1.0\r\n\r\n"), 404);
+	CU_ASSERT_EQUAL(lt_http_status(mport, "POST /metrics HTTP/1.0\r\n\r\n"), 405);
+	CU_ASSERT_EQUAL(lt_http_status(mport, "\r\n\r\n"), 400);
+	CU_ASSERT_EQUAL(lt_http_status(mport, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"), 200);
+}
+
+TEST_SUITE(layout_ops, "integration/layout_ops", suite_init, suite_clean,
+	   { "stateid_seqids", test_stateid_seqids },
+	   { "current_stateid", test_current_stateid },
+	   { "rw_alignment", test_rw_alignment },
+	   { "read_layouts", test_read_layouts },
+	   { "merge_and_limits", test_merge_and_limits },
+	   { "bad_arguments", test_bad_arguments },
+	   { "commit", test_commit },
+	   { "return_frees_unwritten", test_return_frees_unwritten },
+	   { "devices", test_devices },
+	   { "conflict_recall", test_conflict_recall },
+	   { "truncate_remove_recall", test_truncate_remove_recall },
+	   { "metrics", test_metrics });
