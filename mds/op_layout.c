@@ -510,12 +510,19 @@ MDS_OP(layoutcommit)
 		stateid4 sid;
 		if (srv->in_grace)
 			return NFS4ERR_GRACE;
+		uint32_t seqid;
 		st = mds_sid_resolve(c, &a->loca_stateid, &sid);
 		if (st)
 			return st;
+		/* The seqid only has to be one we gave out: a commit racing a recall (which bumps it)
+		 * or a parallel LAYOUTGET still names the same layout. */
+		seqid = sid.seqid;
+		sid.seqid = 0;
 		st = mds_sid_lookup(c, &sid, MDS_STM(MDS_ST_LAYOUT), &sst);
 		if (st)
 			return st == NFS4ERR_BAD_STATEID ? NFS4ERR_BADLAYOUT : st;
+		if (seqid && (int32_t)(seqid - sst->seqid) > 0)
+			return NFS4ERR_BAD_STATEID;
 		ls = mds_lo_of(sst);
 		if (!ls || !sst->file || sst->file->fileid != ino.fileid || ls->type != a->loca_layoutupdate.lou_type)
 			return NFS4ERR_BADLAYOUT;

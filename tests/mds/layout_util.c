@@ -217,7 +217,7 @@ int lt_layoutreturn_bulk(struct nc *c, const struct nc_fh *fh, layouttype4 type,
 	return rc;
 }
 
-int lt_getdeviceinfo(struct nc *c, const unsigned char *devid, layouttype4 type, uint32_t maxcount, uint32_t notify,
+int lt_getdeviceinfo(struct nc *c, const void *devid, layouttype4 type, uint32_t maxcount, uint32_t notify,
 		     device_addr4 *out, uint32_t *notification, uint32_t *mincount)
 {
 	nfs_argop4 op;
@@ -313,7 +313,7 @@ int lt_test_stateid(struct nc *c, const stateid4 *sid, nfsstat4 *code)
 }
 
 struct blkmap_vol *lt_device_volume(struct nc *c, struct blkmap_ctx *ctx, const struct test_lab *lab,
-				    const unsigned char *devid, layouttype4 type)
+				    const void *devid, layouttype4 type)
 {
 	device_addr4 da = { 0 };
 	struct blkmap_vol *vol = NULL;

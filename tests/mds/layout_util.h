@@ -41,7 +41,7 @@ int lt_layoutreturn_bulk(struct nc *c, const struct nc_fh *fh, layouttype4 type,
 
 /* GETDEVICEINFO. out (may be NULL) gets the address (caller frees with proto_device_addr_free);
  * *notification the bits granted; *mincount the size asked for with NFS4ERR_TOOSMALL. */
-int lt_getdeviceinfo(struct nc *c, const unsigned char *devid, layouttype4 type, uint32_t maxcount, uint32_t notify,
+int lt_getdeviceinfo(struct nc *c, const void *devid, layouttype4 type, uint32_t maxcount, uint32_t notify,
 		     device_addr4 *out, uint32_t *notification, uint32_t *mincount);
 /* GETDEVICELIST on fh. ids gets up to 8 device IDs; *n how many. */
 int lt_getdevicelist(struct nc *c, const struct nc_fh *fh, layouttype4 type, uint64_t cookie, const unsigned char *verf,
@@ -55,7 +55,7 @@ int lt_test_stateid(struct nc *c, const stateid4 *sid, nfsstat4 *code);
  * lab's LUNs through ctx (blkmap_resolve against the lab's portal). NULL on failure (message on
  * stderr). Caller frees with blkmap_vol_free. */
 struct blkmap_vol *lt_device_volume(struct nc *c, struct blkmap_ctx *ctx, const struct test_lab *lab,
-				    const unsigned char *devid, layouttype4 type);
+				    const void *devid, layouttype4 type);
 
 /* Bytes of one extent's data through the volume: write (or read) len bytes at file offset foff,
  * which must lie inside extent e. 0 or -errno from blkmap. */
