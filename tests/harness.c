@@ -20,7 +20,7 @@
 extern const struct test_suite *const __start_pnfs_test_suites[] __attribute__((weak));
 extern const struct test_suite *const __stop_pnfs_test_suites[] __attribute__((weak));
 
-#define MAX_CLEANUPS 64
+#define MAX_CLEANUPS 1024
 struct cleanup {
 	void (*fn)(void *);
 	void *arg;
