@@ -5,6 +5,7 @@
 
 #include "mds/compound.h"
 #include "mds/fh.h"
+#include "mds/layout.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -252,16 +253,12 @@ nfsstat4 mds_attr_fill(struct mds_compound *c, const struct mds_inode *ino, cons
 		SET(FATTR4_MOUNTED_ON_FILEID);
 	}
 	if (WANT(FATTR4_FS_LAYOUT_TYPES)) {
-		/* What the pool can offer: block volumes (RFC 5663) and SCSI (RFC 8154). */
-		a->fs_layout_types_len = 2;
-		a->fs_layout_types[0] = LAYOUT4_BLOCK_VOLUME;
-		a->fs_layout_types[1] = LAYOUT4_SCSI;
+		/* What the pool can offer: SCSI (RFC 8154, when fencing works) and block volumes. */
+		a->fs_layout_types_len = mds_layout_types(srv, a->fs_layout_types, PROTO_LAYOUT_TYPES_MAX);
 		SET(FATTR4_FS_LAYOUT_TYPES);
 	}
 	if (WANT(FATTR4_LAYOUT_TYPES) && ino->type == MDS_FT_REG) {
-		a->layout_types_len = 2;
-		a->layout_types[0] = LAYOUT4_BLOCK_VOLUME;
-		a->layout_types[1] = LAYOUT4_SCSI;
+		a->layout_types_len = mds_layout_types(srv, a->layout_types, PROTO_LAYOUT_TYPES_MAX);
 		SET(FATTR4_LAYOUT_TYPES);
 	}
 	if (WANT(FATTR4_LAYOUT_BLKSIZE)) {

@@ -26,6 +26,11 @@ const struct mds_config_key mds_config_keys[] = {
 	{ "max-record", "BYTES", "largest RPC record accepted (default 2097152; K/M suffixes)" },
 	{ "slots", "N", "most fore-channel slots per session (default 64, 1..1024)" },
 	{ "max-connections", "N", "most client connections at once (default 1024)" },
+	{ "scsi-layouts", "yes|no",
+	  "offer SCSI layouts (RFC 8154): register on every LUN and hold an EXCLUSIVE ACCESS - REGISTRANTS "
+	  "ONLY reservation so that clients can be fenced (default yes; no: block-volume layouts only, LUNs "
+	  "not reserved)" },
+	{ "metrics-port", "N", "serve Prometheus metrics on http://127.0.0.1:N/metrics (default 0: off)" },
 	{ "export", "'CLIENTS OPTIONS'",
 	  "an export rule, repeatable: CLIENTS is *, ADDR or ADDR/BITS; OPTIONS rw|ro, root_squash|"
 	  "no_root_squash|all_squash, anonuid=N, anongid=N (default: 127.0.0.0/8 and ::1 rw,no_root_squash)" },
@@ -43,6 +48,8 @@ void mds_config_defaults(struct mds_config *cfg)
 	cfg->max_record_bytes = MDS_DEFAULT_MAX_RECORD_BYTES;
 	cfg->max_slots = MDS_DEFAULT_SLOTS;
 	cfg->max_connections = 1024;
+	cfg->scsi_layouts = 1;
+	cfg->metrics_port = 0;
 	/* The lab default: this host only, read-write, root not squashed. The first `export` key
 	 * replaces these rules. */
 	{
@@ -173,6 +180,14 @@ int mds_config_set(struct mds_config *cfg, const char *key, const char *value, c
 		rc = parse_num(value, 1, 65536, 0, &n);
 		if (!rc)
 			cfg->max_connections = (uint32_t)n;
+	} else if (!strcmp(key, "scsi-layouts")) {
+		expect = "yes or no";
+		rc = parse_bool(value, &cfg->scsi_layouts);
+	} else if (!strcmp(key, "metrics-port")) {
+		expect = "a port number 0..65535 (0: off)";
+		rc = parse_num(value, 0, 65535, 0, &n);
+		if (!rc)
+			cfg->metrics_port = (int)n;
 	} else if (!strcmp(key, "export")) {
 		struct mds_export_rule r;
 		char why[200];

@@ -31,6 +31,8 @@ struct mds_config {
 	uint32_t max_connections;
 	struct mds_exports exports;
 	int exports_set;                    /* some `export` key was given (else the default rule) */
+	int scsi_layouts;                   /* offer SCSI layouts: fence with persistent reservations */
+	int metrics_port;                   /* Prometheus text on 127.0.0.1:PORT/metrics; 0: off */
 };
 
 /* One key the daemon knows: its name, an argument placeholder, and its help line. */

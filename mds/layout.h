@@ -1,16 +1,26 @@
-/* pNFS layouts (issue 6) plug in here. Until they exist, LAYOUTGET, LAYOUTCOMMIT, LAYOUTRETURN,
- * GETDEVICEINFO and GETDEVICELIST answer NFS4ERR_NOTSUPP, and the hooks below, which the rest of
- * the server already calls at the right moments, do nothing. A layout implementation replaces
- * layout.c: grant/commit/return in the handlers, recalls through mds/backchannel.h, and these
- * hooks to keep freed blocks parked while layouts may still cover them. Internal header. */
+/* pNFS layouts as the rest of the server sees them: start and stop with the server, the layout types
+ * offered, and the hooks the namespace, data and state code call at the right moments (truncate,
+ * remove, close, client gone, blocks freed) so that blocks a layout may still cover stay parked
+ * until every such layout is returned or revoked. The layout operations themselves are in
+ * op_layout.c; the state they keep is described in layout_int.h. Internal header. */
 #ifndef MDS_LAYOUT_H
 #define MDS_LAYOUT_H
 
 #include "mds/server.h"
 
-/* How blocks of fileid leave it (truncate, remove, orphan destroy): 0 to free them now, or
- * MDS_FREE_PENDING while layouts may cover them (the layout code releases them later with
- * mds_pending_release*). */
+/* Set up layouts once the pool is open and the store started: SCSI fencing (the MDS's key on
+ * every LUN and its reservation), the recall timer, the metrics listener, and the release of
+ * blocks parked before a restart when there is no grace period. 0 or -errno with err. */
+int mds_layout_start(struct mds_server *srv, char *err, size_t errlen);
+/* Stop timers and listeners and free the layout module (state itself goes with the stateids). */
+void mds_layout_stop(struct mds_server *srv);
+
+/* The layout types offered (fs_layout_type, layout_type): block volume, then SCSI (when fencing
+ * works); clients choose by their own preference. Returns how many were written to out (<= max). */
+unsigned mds_layout_types(const struct mds_server *srv, layouttype4 *out, unsigned max);
+
+/* How blocks of a file leave it (truncate, remove, orphan destroy): 0 to free them now, or
+ * MDS_FREE_PENDING while layouts (or a fencing in progress) may cover them. f may be NULL. */
 unsigned mds_layout_free_flags(struct mds_server *srv, struct mds_file *f);
 /* Blocks left fileid (truncate, remove; the ranges as the store reported them). */
 void mds_layout_blocks_freed(struct mds_server *srv, uint64_t fileid, const struct mds_ranges *freed);
@@ -18,9 +28,12 @@ void mds_layout_blocks_freed(struct mds_server *srv, uint64_t fileid, const stru
 void mds_layout_truncate(struct mds_server *srv, struct mds_file *f, uint64_t new_size);
 /* An open stateid is going away (CLOSE, or its client's state is released): return-on-close. */
 void mds_layout_open_closed(struct mds_server *srv, struct mds_stateid *open);
-/* A client's lease expired or it was destroyed: its layouts are revoked (and it is fenced). */
+/* A client's lease expired or it was destroyed: its layouts are revoked (and it is fenced). Called
+ * before its stateids are freed. */
 void mds_layout_client_gone(struct mds_server *srv, struct mds_client *clp);
 /* The name of a file was removed (REMOVE, RENAME over it); destroyed says the inode is gone. */
 void mds_layout_removed(struct mds_server *srv, uint64_t fileid, int destroyed);
+/* A layout stateid is being freed (FREE_STATEID of a revoked one, client teardown). */
+void mds_layout_stateid_freed(struct mds_server *srv, struct mds_stateid *st);
 
 #endif

@@ -136,6 +136,13 @@ static size_t label_read_bytes(struct blkmap_dev *dev)
 	return b > MDS_LABEL_BYTES ? b : MDS_LABEL_BYTES;
 }
 
+/* See MDS_POOL_PR_KEY. A failure shows up as the read that follows failing. */
+static void pool_register(struct blkmap_dev *dev)
+{
+	if (blkmap_dev_kind(dev) == BLKMAP_DEV_ISCSI)
+		(void)blkmap_pr_register(dev, 0, MDS_POOL_PR_KEY, 1);
+}
+
 static int read_label_area(struct blkmap_dev *dev, uint8_t *buf, size_t *len)
 {
 	*len = label_read_bytes(dev);
@@ -164,6 +171,7 @@ static void probe_one(struct blkmap_ctx *ctx, const struct mds_store_format *f, 
 	}
 	s->size_bytes = blkmap_dev_size_bytes(dev);
 	s->block_bytes = blkmap_dev_block_bytes(dev);
+	pool_register(dev);
 	buf = malloc(MDS_LABEL_AREA_BYTES);
 	if (!buf) {
 		s->state = MDS_LUN_UNREADABLE;
@@ -427,6 +435,7 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 		}
 		sizes[i] = blkmap_dev_size_bytes(devs[i]);
 		blocks[i] = blkmap_dev_block_bytes(devs[i]);
+		pool_register(devs[i]);
 		rc = read_label_area(devs[i], area, &len);
 		if (rc) {
 			perr(err, errlen, rc, "LUN %u (%s): cannot read: %s", i, disp, blkmap_errstr(ctx));

@@ -163,6 +163,13 @@ void mds_pool_url_display(const char *url, char *out, size_t outlen);
 
 /* ---- formatting, probing and opening a pool directory --------------------------------------------- */
 
+/* The persistent-reservation key of a pool's MDS (RFC 8154 fencing). A server offering SCSI layouts
+ * holds the LUNs with an EXCLUSIVE ACCESS - REGISTRANTS ONLY reservation under this key, and the
+ * reservation outlives the server (a fenced client must stay fenced). So format, probe and open
+ * register the key on each iSCSI LUN (REGISTER AND IGNORE EXISTING KEY) before reading it: a new
+ * session is a new initiator port, unregistered until then. Harmless on unreserved LUNs. */
+#define MDS_POOL_PR_KEY 0x504e465300000000ull
+
 struct mds_pool_format_opts {
 	enum mds_volume_type type;     /* 0: MDS_VOL_STRIPE */
 	uint64_t stripe_unit_bytes;    /* 0: MDS_POOL_DEFAULT_STRIPE_UNIT (stripe only) */

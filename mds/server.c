@@ -4,6 +4,7 @@
 #include "mds/server.h"
 
 #include "blkmap/blkmap.h"
+#include "mds/layout.h"
 #include "mds/pool.h"
 #include "proto/log.h"
 
@@ -273,6 +274,9 @@ int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *
 		srv->grace_end_ms = mds_loop_now_ms() + (uint64_t)g * 1000;
 		LOG_INFO("grace period of %u s for %u client(s) to reclaim", g, srv->nreclaimable);
 	}
+	rc = mds_layout_start(srv, err, errlen);
+	if (rc)
+		goto fail;
 	rc = listen_on(srv, err, errlen);
 	if (rc)
 		goto fail;
@@ -405,6 +409,7 @@ void mds_server_free(struct mds_server *srv)
 		mds_loop_del_fd(srv->loop, srv->signal_fd, MDS_EV_READ);
 		close(srv->signal_fd);
 	}
+	mds_layout_stop(srv);
 	mds_server_close_pool(srv);
 	mds_map_clear(&srv->clients);
 	mds_map_clear(&srv->conf_by_owner);

@@ -27,6 +27,7 @@ struct mds_session;
 struct mds_client;
 struct mds_file;
 struct mds_io;
+struct mds_layouts;
 
 /* ---- limits and fixed choices ------------------------------------------------------------- */
 #define MDS_MAX_OPS 128                 /* most operations per COMPOUND we negotiate */
@@ -307,6 +308,8 @@ struct mds_server {
 	/* Timers. */
 	uint64_t lease_timer;
 	int stopping;
+	/* pNFS layouts, fencing and metrics (layout.c). */
+	struct mds_layouts *layouts;
 };
 
 /* ---- server.c ----------------------------------------------------------------------------- */

@@ -145,6 +145,8 @@ void mds_client_destroy(struct mds_server *srv, struct mds_client *clp, int del_
 	clp->destroyed = 1;
 	while (clp->sessions)
 		mds_session_destroy(srv, clp->sessions);
+	/* Layouts first: revoking them needs the files and the client as they are. */
+	mds_layout_client_gone(srv, clp);
 	/* Locks before opens: a lock stateid refers to its open. */
 	for (int pass = 0; pass < 2; pass++) {
 		struct mds_stateid *st = clp->states, *n;
@@ -154,7 +156,6 @@ void mds_client_destroy(struct mds_server *srv, struct mds_client *clp, int del_
 				mds_stateid_free(srv, st);
 		}
 	}
-	mds_layout_client_gone(srv, clp);
 	if (clp->confirmed) {
 		if (mds_map_get(&srv->conf_by_owner, clp->owner, clp->owner_len) == clp)
 			mds_map_del(&srv->conf_by_owner, clp->owner, clp->owner_len);
@@ -473,6 +474,8 @@ void mds_stateid_free(struct mds_server *srv, struct mds_stateid *st)
 		mds_locks_release_state(f, st);
 	if (st->type == MDS_ST_DELEG)
 		mds_deleg_freed(srv, st);
+	if (st->type == MDS_ST_LAYOUT)
+		mds_layout_stateid_freed(srv, st);
 	mds_map_del(&srv->stateids, st->other, sizeof(st->other));
 	if (st->prev_in_client)
 		st->prev_in_client->next_in_client = st->next_in_client;

@@ -1,0 +1,174 @@
+/* What the layout code keeps: per client, file and layout type one layout stateid whose state is a
+ * mds_lo_state (segments by iomode, recalls in flight), server-wide the list of those states,
+ * fencing jobs, which files have blocks parked, the device IDs and counters. Shared by layout.c
+ * (state, conflicts, recalls, revocation), op_layout.c (the operations), layout_dev.c (device
+ * IDs and addresses), fence.c and metrics.c. Internal header. */
+#ifndef MDS_LAYOUT_INT_H
+#define MDS_LAYOUT_INT_H
+
+#include "mds/layout.h"
+#include "mds/layout_seg.h"
+#include "mds/server.h"
+
+struct mds_fence;
+struct mds_metrics;
+
+/* The most a LAYOUTGET allocates or maps beyond its offset when asked for "to the end of file". */
+#define MDS_LO_MAX_WINDOW_BYTES (64ull << 20)
+/* Resend a recall the client answered NFS4ERR_DELAY after this long. */
+#define MDS_LO_RECALL_RETRY_MS 500
+/* Retry a fencing that failed (a LUN unreachable) after this long. */
+#define MDS_LO_FENCE_RETRY_MS 2000
+/* The timer that checks recalls and fencing. */
+#define MDS_LO_TICK_MS 200
+
+/* One CB_LAYOUTRECALL a state must answer by returning every segment of iomode in [off, end). */
+struct mds_lo_recall {
+	struct mds_lo_recall *next;
+	uint64_t off, end;
+	uint32_t iomode;          /* LAYOUTIOMODE4_READ, _RW or _ANY */
+	int changed;              /* clora_changed: the file changed (truncate, remove) */
+	uint64_t sent_ms;         /* when the recall began: the timeout counts from here */
+	uint64_t resend_ms;       /* resend at this time (0: not scheduled) */
+	uint32_t seqid;           /* the layout stateid's seqid in the recall */
+};
+
+/* st->layout of an MDS_ST_LAYOUT stateid. */
+struct mds_lo_state {
+	struct mds_stateid *st;
+	layouttype4 type;
+	struct mds_lo_set rd, rw;         /* segments held, by iomode */
+	struct mds_lo_recall *recalls;
+	struct mds_lo_state *next, *prev; /* mds_layouts.states */
+};
+
+/* A client being fenced (SCSI layouts): until PREEMPT AND ABORT of its key completed on every
+ * LUN, the blocks its revoked layouts covered stay parked and new layouts on them wait. */
+struct mds_lo_fence_file {
+	struct mds_file *f;               /* referenced */
+	struct mds_lo_set rw;             /* where never-written blocks are dropped afterwards */
+	struct mds_lo_set all;            /* every range it held (conflicts while fencing) */
+};
+struct mds_lo_fence_job {
+	struct mds_lo_fence_job *next;
+	clientid4 clientid;
+	uint64_t key;
+	int running;                      /* PR commands outstanding */
+	uint64_t retry_ms;                /* after a failure: try again at */
+	unsigned attempts;
+	unsigned nfiles, capfiles;
+	struct mds_lo_fence_file *files;
+};
+
+struct mds_lo_stats {
+	uint64_t granted[2][2];           /* [0 block, 1 scsi][0 read, 1 rw] LAYOUTGETs granted */
+	uint64_t granted_bytes;           /* bytes of file covered by granted layouts */
+	uint64_t recalls;                 /* CB_LAYOUTRECALLs started */
+	uint64_t returned;                /* LAYOUTRETURNs (and return-on-close) that returned something */
+	uint64_t revoked;                 /* layout stateids revoked */
+	uint64_t commits;                 /* LAYOUTCOMMITs */
+	uint64_t committed_bytes;         /* bytes of extents committed */
+	uint64_t fenced;                  /* clients fenced (PREEMPT AND ABORT done on every LUN) */
+	uint64_t fence_failures;          /* fencing attempts that failed on some LUN */
+	uint64_t trylater;                /* LAYOUTGETs answered LAYOUTTRYLATER / RECALLCONFLICT */
+};
+
+struct mds_layouts {
+	struct mds_server *srv;
+	uint64_t timer;
+	uint64_t recall_timeout_ms;
+	struct mds_lo_state *states;      /* every layout state */
+	unsigned nstates;
+	struct mds_lo_fence_job *jobs;
+	struct mds_map pending_files;     /* fileid -> (void *)1: blocks parked while layouts live */
+	struct mds_fence *fence;          /* NULL: no SCSI fencing, so no SCSI layouts */
+	unsigned char devid_block[NFS4_DEVICEID4_SIZE];
+	unsigned char devid_scsi[NFS4_DEVICEID4_SIZE];
+	device_addr4 block_addr;          /* the pool volume as GETDEVICEINFO gives it (block) */
+	int have_block_addr;
+	struct mds_metrics *metrics;
+	struct mds_lo_stats stats;
+};
+
+static inline struct mds_lo_state *mds_lo_of(const struct mds_stateid *st)
+{
+	return st && st->type == MDS_ST_LAYOUT ? (struct mds_lo_state *)st->layout : NULL;
+}
+
+/* ---- layout.c: state ------------------------------------------------------------------------- */
+/* The layout state of (client, file, type), or NULL. */
+struct mds_lo_state *mds_lo_find(struct mds_file *f, struct mds_client *clp, layouttype4 type);
+/* A new layout stateid (seqid 1) with an empty state. NULL on allocation failure. */
+struct mds_lo_state *mds_lo_new(struct mds_server *srv, struct mds_client *clp, struct mds_file *f,
+				layouttype4 type);
+/* Whether the state holds any segment. */
+int mds_lo_holds(const struct mds_lo_state *ls);
+/* Whether a state of the client has a recall outstanding overlapping [off, end) for iomode. */
+int mds_lo_recalling(const struct mds_lo_state *ls, uint64_t off, uint64_t end, uint32_t iomode);
+/* A LAYOUTGET of [off, end) with iomode by clp on f: NFS4_OK when nothing conflicts; otherwise
+ * recalls what conflicts (other clients' segments, once per range) and returns
+ * NFS4ERR_LAYOUTTRYLATER, or NFS4ERR_RECALLCONFLICT when clp itself has a recall outstanding
+ * on the range. */
+nfsstat4 mds_lo_conflicts(struct mds_server *srv, struct mds_file *f, struct mds_client *clp, uint64_t off,
+			  uint64_t end, uint32_t iomode);
+/* Remove [off, end) of iomode (READ, RW or ANY) from the state: never-written blocks in the RW part
+ * no other layout covers are dropped, recalls satisfied are completed, parked blocks of the file
+ * are released once no layout covers it any more. Store changes join the open transaction (a
+ * COMPOUND's) or commit in one of their own. Returns 1 if anything was held in the range, 0 if
+ * not (the state may now be empty: the caller frees its stateid if it wants), -errno on a store
+ * failure. */
+int mds_lo_return_range(struct mds_server *srv, struct mds_lo_state *ls, uint64_t off, uint64_t end,
+			uint32_t iomode);
+/* Drop never-written (INVALID) blocks of f in the ranges of rw that no remaining layout covers.
+ * Blocks go to free space now, or parked when other layouts remain on the file. */
+int mds_lo_drop_invalid(struct mds_server *srv, struct mds_file *f, const struct mds_lo_set *rw);
+/* Release the file's parked blocks if nothing (layout, fencing) covers it any more. */
+int mds_lo_release_if_free(struct mds_server *srv, struct mds_file *f);
+/* Free an empty state's stateid (it must hold nothing). */
+void mds_lo_discard(struct mds_server *srv, struct mds_lo_state *ls);
+/* Whether a fencing job still covers [off, end) of f. */
+int mds_lo_fencing(const struct mds_server *srv, const struct mds_file *f, uint64_t off, uint64_t end);
+
+/* ---- layout_dev.c: device IDs and addresses ----------------------------------------------------- */
+int mds_lo_dev_init(struct mds_server *srv, char *err, size_t errlen);
+void mds_lo_dev_free(struct mds_server *srv);
+/* The device ID extents of this layout type name. */
+const unsigned char *mds_lo_devid(const struct mds_server *srv, layouttype4 type);
+/* Which layout type a device ID is ours for (0 if none: unknown or of an earlier generation). */
+layouttype4 mds_lo_devid_type(const struct mds_server *srv, const unsigned char *devid);
+/* The device address for a client (SCSI: with that client's PR key; the first one activates
+ * fencing). out is freed by the caller with proto_device_addr_free. 0 or -errno (-EAGAIN: ask
+ * again later). */
+int mds_lo_dev_addr(struct mds_server *srv, layouttype4 type, const struct mds_client *clp, device_addr4 *out);
+
+/* ---- fence.c: SCSI persistent reservations -------------------------------------------------- */
+/* The MDS's PR key (registered on every LUN) and a client's (from its clientid; never the MDS's). */
+uint64_t mds_fence_mds_key(void);
+uint64_t mds_fence_client_key(clientid4 clientid);
+/* At start-up (sync): -EOPNOTSUPP when a LUN cannot do persistent reservations (then SCSI layouts
+ * are not offered); otherwise *out is the fencing state (caller frees with mds_fence_free),
+ * already active when the LUNs still carry our reservation from an earlier run. */
+int mds_fence_setup(struct mds_server *srv, struct mds_fence **out, char *err, size_t errlen);
+/* Activate (sync; idempotent): register the MDS key on every LUN, remove every other key, hold an
+ * EXCLUSIVE ACCESS - REGISTRANTS ONLY reservation. From then on unregistered initiators, block-
+ * volume clients included, cannot reach the LUNs. -EDEADLK from inside an I/O completion. */
+int mds_fence_activate(struct mds_server *srv, struct mds_fence *fc, char *err, size_t errlen);
+int mds_fence_active(const struct mds_fence *fc);
+void mds_fence_free(struct mds_fence *fc);
+/* Without SCSI layouts: clear a reservation an earlier run of ours left, so that block-volume
+ * clients reach the LUNs. */
+void mds_fence_release(struct mds_server *srv);
+typedef void mds_fence_done_fn(struct mds_server *srv, int status, void *arg);
+/* Fence key: on every LUN, PREEMPT AND ABORT it if it is registered there. done runs once, with 0
+ * when no LUN lists the key any more (at once when fencing never became active: no client was
+ * given a key), or the first -errno. Returns 0 (done will run) or -errno. */
+int mds_fence_key(struct mds_server *srv, struct mds_fence *fc, uint64_t key, mds_fence_done_fn *done, void *arg);
+
+/* ---- metrics.c --------------------------------------------------------------------------------- */
+/* Listen on 127.0.0.1:port for GET /metrics (Prometheus text). 0 or -errno with err. */
+int mds_metrics_start(struct mds_server *srv, int port, struct mds_metrics **out, char *err, size_t errlen);
+void mds_metrics_stop(struct mds_metrics *m);
+/* The metrics text (caller frees); also what the HTTP endpoint serves. NULL on allocation failure. */
+char *mds_metrics_text(struct mds_server *srv);
+
+#endif

@@ -1,0 +1,376 @@
+/* Metrics in Prometheus' text exposition format on an optional HTTP port bound to 127.0.0.1
+ * (metrics-port): layouts granted, recalled, returned and revoked, committed bytes, fenced clients,
+ * and a few gauges (layout stateids, clients, pool space). A tiny HTTP/1.0 responder on the
+ * server's own loop: one request per connection, answered and closed; a connection that does not
+ * send its request within a few seconds is dropped. */
+#include "mds/layout_int.h"
+
+#include "proto/log.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define METRICS_MAX_CONNS 16
+#define METRICS_REQ_MAX 4096
+#define METRICS_TIMEOUT_MS 5000
+
+struct mconn {
+	struct mconn *next;
+	struct mds_metrics *m;
+	int fd;
+	uint64_t timer;
+	size_t len;
+	char req[METRICS_REQ_MAX];
+	char *out;
+	size_t out_len, out_off;
+};
+
+struct mds_metrics {
+	struct mds_server *srv;
+	int fd;
+	int port;
+	struct mconn *conns;
+	unsigned nconns;
+};
+
+/* ---- the text ------------------------------------------------------------------------------- */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	int failed;
+};
+
+static void addf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void addf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (b->failed)
+		return;
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->failed = 1;
+			return;
+		}
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		{
+			size_t cap = b->cap * 2 + (size_t)n;
+			char *p = realloc(b->p, cap);
+			if (!p) {
+				b->failed = 1;
+				return;
+			}
+			b->p = p;
+			b->cap = cap;
+		}
+	}
+}
+
+static void counter(struct buf *b, const char *name, const char *help, uint64_t v)
+{
+	addf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name, (unsigned long long)v);
+}
+
+static void gauge(struct buf *b, const char *name, const char *help, uint64_t v)
+{
+	addf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name, (unsigned long long)v);
+}
+
+char *mds_metrics_text(struct mds_server *srv)
+{
+	const struct mds_layouts *lo = srv->layouts;
+	const struct mds_lo_stats *s = &lo->stats;
+	static const char *const types[2] = { "block", "scsi" }, *const modes[2] = { "read", "rw" };
+	struct buf b = { malloc(4096), 0, 4096, 0 };
+	struct mds_map_iter it;
+	uint64_t nrecalls = 0, clients = 0;
+
+	if (!b.p)
+		return NULL;
+	addf(&b, "# HELP pnfs_mds_layouts_granted_total Layouts granted by LAYOUTGET.\n"
+		 "# TYPE pnfs_mds_layouts_granted_total counter\n");
+	for (int t = 0; t < 2; t++)
+		for (int m = 0; m < 2; m++)
+			addf(&b, "pnfs_mds_layouts_granted_total{type=\"%s\",iomode=\"%s\"} %llu\n", types[t], modes[m],
+			     (unsigned long long)s->granted[t][m]);
+	counter(&b, "pnfs_mds_layout_granted_bytes_total", "Bytes of file covered by granted layouts.",
+		s->granted_bytes);
+	counter(&b, "pnfs_mds_layouts_recalled_total", "CB_LAYOUTRECALLs started (truncate, remove, conflicts).",
+		s->recalls);
+	counter(&b, "pnfs_mds_layouts_returned_total", "Layout returns (LAYOUTRETURN, return-on-close).",
+		s->returned);
+	counter(&b, "pnfs_mds_layouts_revoked_total",
+		"Layout stateids revoked (recall not answered in time, lease expired).", s->revoked);
+	counter(&b, "pnfs_mds_layout_trylater_total", "LAYOUTGETs refused while conflicting layouts were recalled.",
+		s->trylater);
+	counter(&b, "pnfs_mds_layoutcommits_total", "LAYOUTCOMMITs done.", s->commits);
+	counter(&b, "pnfs_mds_committed_bytes_total", "Bytes LAYOUTCOMMIT turned from INVALID to READ_WRITE.",
+		s->committed_bytes);
+	counter(&b, "pnfs_mds_fenced_clients_total", "Clients fenced by PREEMPT AND ABORT of their key.", s->fenced);
+	counter(&b, "pnfs_mds_fence_failures_total", "Fencing attempts that failed on some LUN (retried).",
+		s->fence_failures);
+	for (const struct mds_lo_state *ls = lo->states; ls; ls = ls->next)
+		for (const struct mds_lo_recall *r = ls->recalls; r; r = r->next)
+			nrecalls++;
+	for (void *v = mds_map_first(&srv->clients, &it); v; v = mds_map_next(&srv->clients, &it))
+		clients++;
+	gauge(&b, "pnfs_mds_layout_stateids", "Layout stateids held (revoked ones included).", lo->nstates);
+	gauge(&b, "pnfs_mds_layout_recalls_outstanding", "Recalls not yet answered by a return.", nrecalls);
+	gauge(&b, "pnfs_mds_clients", "NFSv4.1 clients known.", clients);
+	gauge(&b, "pnfs_mds_scsi_fencing", "1 while our persistent reservation holds every LUN.",
+	      mds_fence_active(lo->fence) ? 1 : 0);
+	if (!srv->cur_txn) {
+		struct mds_txn *t;
+		struct mds_store_stats st;
+		if (mds_txn_begin(srv->store, MDS_TXN_RDONLY, &t) == 0) {
+			if (mds_store_stats(t, &st) == 0)
+				addf(&b,
+				     "# HELP pnfs_mds_pool_bytes Pool volume bytes by state.\n"
+				     "# TYPE pnfs_mds_pool_bytes gauge\n"
+				     "pnfs_mds_pool_bytes{state=\"free\"} %llu\n"
+				     "pnfs_mds_pool_bytes{state=\"used\"} %llu\n"
+				     "pnfs_mds_pool_bytes{state=\"pending\"} %llu\n",
+				     (unsigned long long)st.free_bytes, (unsigned long long)st.used_bytes,
+				     (unsigned long long)st.pending_bytes);
+			mds_txn_abort(t);
+		}
+	}
+	if (b.failed) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+/* ---- HTTP ------------------------------------------------------------------------------------ */
+
+static void conn_close(struct mconn *cn)
+{
+	struct mds_metrics *m = cn->m;
+	struct mconn **pp;
+
+	for (pp = &m->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == cn) {
+			*pp = cn->next;
+			break;
+		}
+	}
+	m->nconns--;
+	if (cn->timer)
+		mds_loop_del_timer(m->srv->loop, cn->timer);
+	mds_loop_del_fd(m->srv->loop, cn->fd, MDS_EV_READ | MDS_EV_WRITE);
+	close(cn->fd);
+	free(cn->out);
+	free(cn);
+}
+
+static void on_conn(struct mds_loop *loop, int fd, int events, void *arg);
+
+static void send_more(struct mconn *cn)
+{
+	while (cn->out_off < cn->out_len) {
+		ssize_t n = send(cn->fd, cn->out + cn->out_off, cn->out_len - cn->out_off, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				mds_loop_add_fd(cn->m->srv->loop, cn->fd, MDS_EV_WRITE, on_conn, cn);
+				return;
+			}
+			break;
+		}
+		cn->out_off += (size_t)n;
+	}
+	conn_close(cn);
+}
+
+static void respond(struct mconn *cn, int code, const char *reason, const char *ctype, const char *body)
+{
+	size_t blen = strlen(body), cap = blen + 256;
+
+	cn->out = malloc(cap);
+	if (!cn->out) {
+		conn_close(cn);
+		return;
+	}
+	cn->out_len = (size_t)snprintf(cn->out, cap,
+				       "HTTP/1.0 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+				       "Connection: close\r\n\r\n",
+				       code, reason, ctype, blen);
+	memcpy(cn->out + cn->out_len, body, blen);
+	cn->out_len += blen;
+	mds_loop_del_fd(cn->m->srv->loop, cn->fd, MDS_EV_READ);
+	send_more(cn);
+}
+
+static void handle_request(struct mconn *cn)
+{
+	char method[16], path[256];
+	char *text;
+
+	cn->req[cn->len] = 0;
+	if (sscanf(cn->req, "%15s %255s", method, path) != 2) {
+		respond(cn, 400, "Bad Request", "text/plain", "bad request\n");
+		return;
+	}
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		respond(cn, 405, "Method Not Allowed", "text/plain", "only GET\n");
+		return;
+	}
+	if (strcmp(path, "/metrics") != 0 && strncmp(path, "/metrics?", 9) != 0) {
+		respond(cn, 404, "Not Found", "text/plain", "try /metrics\n");
+		return;
+	}
+	text = mds_metrics_text(cn->m->srv);
+	if (!text) {
+		respond(cn, 500, "Internal Server Error", "text/plain", "out of memory\n");
+		return;
+	}
+	respond(cn, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", strcmp(method, "HEAD") ? text : "");
+	free(text);
+}
+
+static void on_conn(struct mds_loop *loop, int fd, int events, void *arg)
+{
+	struct mconn *cn = arg;
+	(void)loop;
+	(void)fd;
+
+	if (cn->out) {
+		if (events & (MDS_EV_WRITE | MDS_EV_ERROR)) {
+			mds_loop_del_fd(cn->m->srv->loop, cn->fd, MDS_EV_WRITE);
+			send_more(cn);
+		}
+		return;
+	}
+	for (;;) {
+		ssize_t n = recv(cn->fd, cn->req + cn->len, sizeof(cn->req) - 1 - cn->len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			conn_close(cn);
+			return;
+		}
+		cn->len += (size_t)n;
+		cn->req[cn->len] = 0;
+		if (strstr(cn->req, "\r\n\r\n") || strstr(cn->req, "\n\n")) {
+			handle_request(cn);
+			return;
+		}
+		if (cn->len >= sizeof(cn->req) - 1) {
+			respond(cn, 431, "Request Header Fields Too Large", "text/plain", "request too large\n");
+			return;
+		}
+	}
+}
+
+static int64_t on_timeout(struct mds_loop *loop, uint64_t id, void *arg)
+{
+	struct mconn *cn = arg;
+	(void)loop;
+	(void)id;
+
+	cn->timer = 0;
+	conn_close(cn);
+	return MDS_TIMER_STOP;
+}
+
+static void on_accept(struct mds_loop *loop, int fd, int events, void *arg)
+{
+	struct mds_metrics *m = arg;
+	(void)events;
+
+	for (;;) {
+		struct mconn *cn;
+		int c = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (c < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		if (m->nconns >= METRICS_MAX_CONNS || !(cn = calloc(1, sizeof(*cn)))) {
+			close(c);
+			continue;
+		}
+		cn->m = m;
+		cn->fd = c;
+		cn->next = m->conns;
+		m->conns = cn;
+		m->nconns++;
+		cn->timer = mds_loop_add_timer(loop, METRICS_TIMEOUT_MS, on_timeout, cn);
+		if (mds_loop_add_fd(loop, c, MDS_EV_READ, on_conn, cn) != 0)
+			conn_close(cn);
+	}
+}
+
+int mds_metrics_start(struct mds_server *srv, int port, struct mds_metrics **out, char *err, size_t errlen)
+{
+	struct sockaddr_in sa = { 0 };
+	struct mds_metrics *m;
+	int fd, one = 1;
+
+	*out = NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		int e = errno;
+		free(m);
+		snprintf(err, errlen, "metrics: socket: %s", strerror(e));
+		return -e;
+	}
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0) {
+		int e = errno;
+		close(fd);
+		free(m);
+		snprintf(err, errlen, "metrics: cannot listen on 127.0.0.1 port %d: %s", port, strerror(e));
+		return -e;
+	}
+	m->srv = srv;
+	m->fd = fd;
+	m->port = port;
+	if (mds_loop_add_fd(srv->loop, fd, MDS_EV_READ, on_accept, m) != 0) {
+		close(fd);
+		free(m);
+		snprintf(err, errlen, "metrics: cannot watch the socket");
+		return -ENOMEM;
+	}
+	LOG_INFO("metrics on http://127.0.0.1:%d/metrics", port);
+	*out = m;
+	return 0;
+}
+
+void mds_metrics_stop(struct mds_metrics *m)
+{
+	if (!m)
+		return;
+	while (m->conns)
+		conn_close(m->conns);
+	mds_loop_del_fd(m->srv->loop, m->fd, MDS_EV_READ);
+	close(m->fd);
+	free(m);
+}
