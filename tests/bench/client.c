@@ -1,0 +1,535 @@
+/* bench-client: `pnfs cp` in and out against the blkmap engine's raw striped rate on the same LUNs,
+ * measured in the same run. Plain lab: 4 RAM LUNs on one tgtd, a pool striped over them (1 MiB unit),
+ * pnfs-mds; 1 GiB copied in and out with the pnfs command (direct path) and with --mds-io, the engine
+ * reading and writing the pool's volume directly as the baseline. Shaped lab (root): N = 1, 2, 4, 8
+ * storage hosts behind 400 Mbit/s links: single-device rate, direct pNFS, the MDS path. Every row says
+ * which path the bytes took (the client's counters) and how many bytes crossed the MDS connection.
+ * Targets (issue 7): plain >= 0.85 x raw; shaped >= 0.95 x N x single and >= 0.9 x N x MDS path.
+ * BENCH_QUICK=1 moves an eighth of the data (to check the program). Numbers are noisy on a busy box. */
+#include "blkmap/blkmap.h"
+#include "blkmap/blkmap_xdr.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB ((uint64_t)1 << 20)
+#define MAX_LUNS 8
+#define INITIATOR "iqn.2024-01.org.pnfs-san:bench-client"
+
+struct lab {
+	char dir[256];
+	char urls[MAX_LUNS][256];
+	int n;
+	int up;
+	char pool[300];
+	pid_t mds;
+	int mds_port;
+};
+
+static struct lab *active_labs[4];
+
+static const char *bin_dir(void)
+{
+	const char *b = getenv("PNFS_BIN");
+	return b && *b ? b : "build/bin";
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t scale(uint64_t v)
+{
+	const char *q = getenv("BENCH_QUICK");
+	return q && *q && strcmp(q, "0") ? v / 8 : v;
+}
+
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &alen) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static int can_connect(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* ---- labs, pools, pnfs-mds ------------------------------------------------------------------------ */
+
+static void lab_stop(struct lab *l)
+{
+	char cmd[900];
+
+	if (l->mds > 0) {
+		kill(l->mds, SIGTERM);
+		for (int i = 0; i < 100 && waitpid(l->mds, NULL, WNOHANG) != l->mds; i++)
+			usleep(50000);
+		kill(l->mds, SIGKILL);
+		waitpid(l->mds, NULL, 0);
+		l->mds = 0;
+	}
+	if (!l->up)
+		return;
+	snprintf(cmd, sizeof(cmd), "'%s/san-lab' down --dir '%s' >/dev/null 2>&1; rm -rf '%s'", bin_dir(), l->dir,
+		 l->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench-client: could not stop the lab in %s\n", l->dir);
+	l->up = 0;
+}
+
+static void stop_all(void)
+{
+	for (int i = 0; i < 4; i++)
+		if (active_labs[i])
+			lab_stop(active_labs[i]);
+}
+
+static void on_signal(int sig)
+{
+	stop_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int lab_start(struct lab *l, const char *shape)
+{
+	char cmd[1200], line[512];
+	FILE *f;
+	int port = free_port();
+
+	memset(l, 0, sizeof(*l));
+	snprintf(l->dir, sizeof(l->dir), "/tmp/bench-client.%d.%d", (int)getpid(), port);
+	snprintf(cmd, sizeof(cmd), "'%s/san-lab' up %s --ram --dir '%s' --port %d --watch-pid %d 2>/dev/null",
+		 bin_dir(), shape, l->dir, port, (int)getpid());
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	l->up = 1;
+	for (int i = 0; i < 4; i++)
+		if (!active_labs[i]) {
+			active_labs[i] = l;
+			break;
+		}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "iscsi://", 8) && l->n < MAX_LUNS)
+			snprintf(l->urls[l->n++], sizeof(l->urls[0]), "%s", line);
+	}
+	if (pclose(f) != 0 || l->n == 0) {
+		fprintf(stderr, "bench-client: san-lab up %s failed\n", shape);
+		lab_stop(l);
+		return -1;
+	}
+	/* The pool and its metadata server. */
+	snprintf(l->pool, sizeof(l->pool), "%s/pool", l->dir);
+	{
+		size_t o = (size_t)snprintf(cmd, sizeof(cmd), "'%s/pnfs-admin' format --pool '%s'", bin_dir(), l->pool);
+		for (int i = 0; i < l->n; i++)
+			o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, " '%s'", l->urls[i]);
+		snprintf(cmd + o, sizeof(cmd) - o, " >/dev/null");
+	}
+	if (system(cmd) != 0) {
+		fprintf(stderr, "bench-client: pnfs-admin format failed\n");
+		lab_stop(l);
+		return -1;
+	}
+	l->mds_port = free_port();
+	l->mds = fork();
+	if (l->mds == 0) {
+		char port[16], log[400];
+		snprintf(port, sizeof(port), "%d", l->mds_port);
+		snprintf(log, sizeof(log), "%s/mds.log", l->dir);
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		char prog[400];
+		snprintf(prog, sizeof(prog), "%s/pnfs-mds", bin_dir());
+		execl(prog, "pnfs-mds", "--foreground", "--listen", "127.0.0.1", "--port", port, "--pool", l->pool,
+		      (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && !can_connect(l->mds_port); i++)
+		usleep(20000);
+	if (!can_connect(l->mds_port)) {
+		fprintf(stderr, "bench-client: pnfs-mds did not start (see %s/mds.log)\n", l->dir);
+		lab_stop(l);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the engine's raw rate on the pool's volume ----------------------------------------------------- */
+
+struct pump {
+	struct blkmap_vol *vol;
+	uint8_t *buf;
+	size_t req;
+	uint64_t next, total;
+	unsigned inflight;
+	int write, err;
+};
+
+static void pump_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *priv);
+
+static void pump_fill(struct pump *p, unsigned depth)
+{
+	while (!p->err && p->inflight < depth && p->next < p->total) {
+		struct iovec v = { p->buf + (size_t)(p->inflight % depth) * p->req, p->req };
+		int rc = p->write ? blkmap_vol_writev_async(p->vol, p->next, &v, 1, pump_cb, p)
+				  : blkmap_vol_readv_async(p->vol, p->next, &v, 1, pump_cb, p);
+		if (rc < 0) {
+			p->err = rc;
+			return;
+		}
+		p->next += p->req;
+		p->inflight++;
+	}
+}
+
+static void pump_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *priv)
+{
+	struct pump *p = priv;
+	(void)ctx;
+	(void)res;
+	p->inflight--;
+	if (status < 0)
+		p->err = status;
+}
+
+/* MiB/s of the engine moving total bytes of the volume in req-byte requests, depth at a time (what
+ * the pnfs command does: 8 MiB chunks, 4 in flight). */
+static double engine_rate(struct lab *l, int write, uint64_t total)
+{
+	struct blkmap_ctx_opts o;
+	struct blkmap_ctx *ctx = NULL;
+	struct blkmap_vol *vol = NULL;
+	struct blkmap_discover_opts d;
+	const char *paths[MAX_LUNS];
+	struct pump p;
+	char err[300];
+	double t0, t;
+	const unsigned depth = 4;
+
+	blkmap_ctx_opts_init(&o);
+	o.initiator_name = INITIATOR;
+	if (blkmap_ctx_create(&o, &ctx) < 0)
+		return -1;
+	if (blkmap_vol_read_pool(l->pool, &vol, err, sizeof(err)) < 0) {
+		fprintf(stderr, "bench-client: %s\n", err);
+		blkmap_ctx_destroy(ctx);
+		return -1;
+	}
+	memset(&d, 0, sizeof(d));
+	for (int i = 0; i < l->n; i++)
+		paths[i] = l->urls[i];
+	d.paths = paths;
+	d.npaths = (unsigned)l->n;
+	if (blkmap_resolve(ctx, vol, &d, NULL) < 0) {
+		fprintf(stderr, "bench-client: resolve: %s\n", blkmap_errstr(ctx));
+		blkmap_vol_free(vol);
+		blkmap_ctx_destroy(ctx);
+		return -1;
+	}
+	memset(&p, 0, sizeof(p));
+	p.vol = vol;
+	p.req = 8 * MIB;
+	p.total = total;
+	p.write = write;
+	p.buf = malloc(p.req * depth);
+	memset(p.buf, 0x5a, p.req * depth);
+	t0 = now_s();
+	pump_fill(&p, depth);
+	while (p.inflight) {
+		blkmap_run_once(ctx, 1000);
+		pump_fill(&p, depth);
+	}
+	t = now_s() - t0;
+	free(p.buf);
+	blkmap_vol_free(vol);
+	blkmap_ctx_destroy(ctx);
+	return p.err ? -1 : (double)total / (double)MIB / t;
+}
+
+/* ---- pnfs cp ------------------------------------------------------------------------------------- */
+
+struct cp_result {
+	double mibs;
+	uint64_t mds_bytes, direct, via_mds;
+};
+
+static uint64_t json_u64(const char *s, const char *key)
+{
+	char k[64];
+	const char *p;
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = strstr(s, k);
+	return p ? strtoull(p + strlen(k), NULL, 10) : 0;
+}
+
+static int pnfs_cp(struct lab *l, const char *src, const char *dst, int mds_io, uint64_t bytes, struct cp_result *r)
+{
+	char cmd[4096], statsf[400], *buf = NULL;
+	size_t o;
+	double t0;
+	FILE *f;
+	int rc;
+
+	snprintf(statsf, sizeof(statsf), "%s/cp.stats", l->dir);
+	o = (size_t)snprintf(cmd, sizeof(cmd), "'%s/pnfs' cp -q --stats --json %s --initiator %s", bin_dir(),
+			     mds_io ? "--mds-io" : "", INITIATOR);
+	for (int i = 0; i < l->n; i++)
+		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, " --device '%s'", l->urls[i]);
+	snprintf(cmd + o, sizeof(cmd) - o, " '%s' '%s' 2>'%s'", src, dst, statsf);
+	t0 = now_s();
+	rc = system(cmd);
+	r->mibs = (double)bytes / (double)MIB / (now_s() - t0);
+	f = fopen(statsf, "r");
+	if (f) {
+		size_t cap = 65536, n;
+		buf = calloc(1, cap + 1);
+		n = buf ? fread(buf, 1, cap, f) : 0;
+		if (buf)
+			buf[n] = 0;
+		fclose(f);
+	}
+	if (rc != 0) {
+		fprintf(stderr, "bench-client: pnfs cp %s %s failed: %s\n", src, dst, buf ? buf : "");
+		free(buf);
+		return -1;
+	}
+	r->mds_bytes = buf ? json_u64(buf, "mds_bytes_sent") + json_u64(buf, "mds_bytes_received") : 0;
+	r->direct = buf ? json_u64(buf, "direct_bytes_read") + json_u64(buf, "direct_bytes_written") : 0;
+	r->via_mds = buf ? json_u64(buf, "mds_data_read") + json_u64(buf, "mds_data_written") : 0;
+	free(buf);
+	return 0;
+}
+
+static int make_source(const char *path, uint64_t bytes)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	uint64_t *blk = malloc(MIB), x = 0x9e3779b97f4a7c15ull;
+
+	if (fd < 0 || !blk)
+		return -1;
+	for (uint64_t off = 0; off < bytes; off += MIB) {
+		for (size_t i = 0; i < MIB / 8; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			blk[i] = x;
+		}
+		if (write(fd, blk, MIB) != (ssize_t)MIB) {
+			close(fd);
+			free(blk);
+			return -1;
+		}
+	}
+	free(blk);
+	return close(fd);
+}
+
+static int same_file(const char *a, const char *b)
+{
+	char cmd[900];
+	snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", a, b);
+	return system(cmd) == 0;
+}
+
+static const char *path_of(const struct cp_result *r)
+{
+	if (r->direct && !r->via_mds)
+		return "direct";
+	if (r->direct)
+		return "mixed";
+	return "MDS";
+}
+
+static void row(const char *what, const char *op, double mibs, double base, const char *basename, double target,
+		const struct cp_result *r, uint64_t bytes)
+{
+	char ratio[32] = "", tgt[32] = "", mds[32] = "";
+
+	if (base > 0)
+		snprintf(ratio, sizeof(ratio), "%.2f", mibs / base);
+	if (target > 0)
+		snprintf(tgt, sizeof(tgt), ">= %.2f", target);
+	if (r)
+		snprintf(mds, sizeof(mds), "%.3f%%", 100.0 * (double)r->mds_bytes / (double)bytes);
+	printf("%-26s %-6s %9.1f  %-22s %6s %8s  %-6s %8s\n", what, op, mibs, basename, ratio, tgt, r ? path_of(r) : "",
+	       mds);
+	fflush(stdout);
+}
+
+static void header(void)
+{
+	printf("%-26s %-6s %9s  %-22s %6s %8s  %-6s %8s\n", "what", "op", "MiB/s", "baseline", "ratio", "target",
+	       "path", "MDS/data");
+}
+
+static int plain(void)
+{
+	struct lab l;
+	uint64_t bytes = scale(1024 * MIB);
+	char src[400], back[400], url[400], url2[400];
+	struct cp_result in, out, min, mout;
+	double raw_w, raw_r;
+	int fail = 0;
+
+	if (lab_start(&l, "--luns 4 --size 320M") < 0)
+		return 1;
+	printf("plain lab: 4 RAM LUNs on one tgtd, pool striped 1 MiB, %" PRIu64 " MiB per copy\n", bytes / MIB);
+	header();
+	snprintf(src, sizeof(src), "/dev/shm/bench-client.%d.src", (int)getpid());
+	snprintf(back, sizeof(back), "/dev/shm/bench-client.%d.back", (int)getpid());
+	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d/big", l.mds_port);
+	snprintf(url2, sizeof(url2), "pnfs://127.0.0.1:%d/big-mds", l.mds_port);
+	if (make_source(src, bytes) < 0) {
+		fprintf(stderr, "bench-client: cannot write %s\n", src);
+		lab_stop(&l);
+		return 1;
+	}
+	raw_w = engine_rate(&l, 1, bytes);
+	row("blkmap engine (raw)", "write", raw_w, 0, "", 0, NULL, bytes);
+	if (pnfs_cp(&l, src, url, 0, bytes, &in) == 0)
+		row("pnfs cp in", "write", in.mibs, raw_w, "x engine write", 0.85, &in, bytes);
+	else
+		fail = 1;
+	raw_r = engine_rate(&l, 0, bytes);
+	row("blkmap engine (raw)", "read", raw_r, 0, "", 0, NULL, bytes);
+	if (!fail && pnfs_cp(&l, url, back, 0, bytes, &out) == 0) {
+		row("pnfs cp out", "read", out.mibs, raw_r, "x engine read", 0.85, &out, bytes);
+		if (!same_file(src, back)) {
+			fprintf(stderr, "bench-client: the file read back differs from the one written\n");
+			fail = 1;
+		}
+	} else {
+		fail = 1;
+	}
+	if (pnfs_cp(&l, src, url2, 1, bytes, &min) == 0)
+		row("pnfs cp in --mds-io", "write", min.mibs, in.mibs, "x direct", 0, &min, bytes);
+	if (pnfs_cp(&l, url2, back, 1, bytes, &mout) == 0)
+		row("pnfs cp out --mds-io", "read", mout.mibs, out.mibs, "x direct", 0, &mout, bytes);
+	unlink(src);
+	unlink(back);
+	lab_stop(&l);
+	printf("\n");
+	return fail;
+}
+
+static int shaped(void)
+{
+	static const int ns[] = { 1, 2, 4, 8 };
+	uint64_t bytes = scale(256 * MIB);
+	double single = 0;
+	int fail = 0;
+	char src[400], back[400];
+
+	if (geteuid() != 0) {
+		printf("shaped lab: skipped (needs root for network namespaces)\n");
+		return 0;
+	}
+	snprintf(src, sizeof(src), "/dev/shm/bench-client.%d.src", (int)getpid());
+	snprintf(back, sizeof(back), "/dev/shm/bench-client.%d.back", (int)getpid());
+	if (make_source(src, bytes) < 0)
+		return 1;
+	printf("shaped lab: N storage hosts, 400 Mbit/s each, %" PRIu64 " MiB per copy\n", bytes / MIB);
+	header();
+	for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+		struct lab l;
+		char shape[128], url[300], what[64];
+		struct cp_result in, out, mds_in, mds_out;
+		double eng;
+		int n = ns[k];
+
+		snprintf(shape, sizeof(shape), "--hosts %d --rate 400 --size %" PRIu64 "M", n,
+			 (bytes / MIB) / (uint64_t)n + 64);
+		if (lab_start(&l, shape) < 0) {
+			fail = 1;
+			continue;
+		}
+		eng = engine_rate(&l, 0, bytes);
+		if (n == 1)
+			single = eng;
+		snprintf(what, sizeof(what), "N=%d blkmap engine", n);
+		row(what, "read", eng, single * n, "x N x single device", 0, NULL, bytes);
+		snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d/f", l.mds_port);
+		if (pnfs_cp(&l, src, url, 0, bytes, &in) == 0) {
+			snprintf(what, sizeof(what), "N=%d pnfs cp in", n);
+			row(what, "write", in.mibs, single * n, "x N x single device", 0.95, &in, bytes);
+		}
+		if (pnfs_cp(&l, url, back, 0, bytes, &out) == 0) {
+			snprintf(what, sizeof(what), "N=%d pnfs cp out", n);
+			row(what, "read", out.mibs, single * n, "x N x single device", 0.95, &out, bytes);
+		}
+		snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d/g", l.mds_port);
+		if (pnfs_cp(&l, src, url, 1, bytes, &mds_in) == 0 && pnfs_cp(&l, url, back, 1, bytes, &mds_out) == 0) {
+			snprintf(what, sizeof(what), "N=%d pnfs cp --mds-io", n);
+			row(what, "write", mds_in.mibs, 0, "", 0, &mds_in, bytes);
+			row(what, "read", mds_out.mibs, 0, "", 0, &mds_out, bytes);
+			snprintf(what, sizeof(what), "N=%d direct vs MDS", n);
+			row(what, "read", out.mibs, n * mds_out.mibs, "x N x MDS path", 0.9, NULL, bytes);
+		}
+		lab_stop(&l);
+	}
+	unlink(src);
+	unlink(back);
+	printf("\n");
+	return fail;
+}
+
+int main(int argc, char **argv)
+{
+	int do_plain = 1, do_shaped = 1, fail = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--plain"))
+			do_shaped = 0;
+		else if (!strcmp(argv[i], "--shaped"))
+			do_plain = 0;
+		else {
+			fprintf(stderr, "usage: bench-client [--plain | --shaped]\n");
+			return 2;
+		}
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	atexit(stop_all);
+	if (do_plain)
+		fail |= plain();
+	if (do_shaped)
+		fail |= shaped();
+	return fail;
+}
