@@ -17,6 +17,7 @@ struct ct_ganesha {
 	pid_t pid;
 	int lease_s;
 	int cleanup_handle;
+	time_t started;         /* wall-clock second of the last start */
 };
 
 /* Start ganesha exporting a fresh directory as /export, lease lease_s seconds (0: its default).
