@@ -99,6 +99,7 @@ static int flush_out(struct mds_conn *conn)
 			return -errno;
 		}
 		conn->out_bytes -= (size_t)w;
+		conn->srv->net_bytes_sent += (uint64_t)w;
 		while (w > 0) {
 			struct mds_outbuf *o = conn->out_head;
 			size_t left = o->len - o->off;
@@ -232,6 +233,7 @@ static void conn_read(struct mds_conn *conn)
 			mds_conn_close(conn, strerror(errno));
 			return;
 		}
+		conn->srv->net_bytes_received += (uint64_t)n;
 		mds_conn_get(conn);
 		rc = feed(conn, buf, (size_t)n);
 		if (rc < 0 && !conn->dead) {

@@ -121,6 +121,12 @@ char *mds_metrics_text(struct mds_server *srv)
 	counter(&b, "pnfs_mds_layoutcommits_total", "LAYOUTCOMMITs done.", s->commits);
 	counter(&b, "pnfs_mds_committed_bytes_total", "Bytes LAYOUTCOMMIT turned from INVALID to READ_WRITE.",
 		s->committed_bytes);
+	counter(&b, "pnfs_mds_net_received_bytes_total",
+		"Bytes read from NFS client connections (RPC records, data of MDS-path WRITEs included).",
+		srv->net_bytes_received);
+	counter(&b, "pnfs_mds_net_sent_bytes_total",
+		"Bytes written to NFS client connections (replies, callbacks, data of MDS-path READs).",
+		srv->net_bytes_sent);
 	counter(&b, "pnfs_mds_fenced_clients_total", "Clients fenced by PREEMPT AND ABORT of their key.", s->fenced);
 	counter(&b, "pnfs_mds_fence_failures_total", "Fencing attempts that failed on some LUN (retried).",
 		s->fence_failures);

@@ -269,6 +269,8 @@ struct mds_server {
 	struct mds_conn *conns;
 	unsigned nconns;
 	uint64_t next_conn_id;
+	uint64_t net_bytes_received;     /* every byte read from / written to client sockets */
+	uint64_t net_bytes_sent;
 	/* Pool. */
 	struct mds_store *store;
 	struct mds_pool *pool;
