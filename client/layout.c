@@ -1290,6 +1290,10 @@ nfsstat4 pc_layout_recall(struct pnfs_context *ctx, const CB_LAYOUTRECALL4args *
 		LOG_INFO("pnfs: layout recall for %s, %llu+%llu", any_fh(lo) ? pc_path_show(ctx, any_fh(lo)->path) : "?",
 			 (unsigned long long)f->lor_offset, (unsigned long long)f->lor_length);
 		any = recall_mark(lo, f->lor_offset, f->lor_length, a->clora_iomode);
+		/* The recall carries the layout stateid's next seqid (RFC 8881 §12.5.3); the return and
+		 * commit that answer it must use it, or the server sees an old stateid. */
+		if (any > 0)
+			sid_take(lo, &f->lor_stateid);
 		return any > 0 ? NFS4_OK : NFS4ERR_NOMATCHING_LAYOUT;
 	}
 	/* FSID (we use one file system per context) and ALL: every layout. */
