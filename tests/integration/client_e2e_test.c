@@ -1,0 +1,816 @@
+/* The client end to end on a 4-LUN RAM lab with a real pnfs-mds handing out layouts: the pnfs
+ * command copies files of many sizes in and out through layouts, byte for byte; two clients write
+ * disjoint ranges of one file at once and read each other's data; a remove on another client recalls
+ * the layout of a file in the middle of its copy, which ends cleanly without touching other files;
+ * and a 512 MiB write and read move their data straight to the LUNs (under 1% of it through the MDS's
+ * port, counted on the client's MDS socket and on the server's), at the extents the layout gave. */
+#include "blkmap/blkmap.h"
+#include "client/pnfs.h"
+#include "tests/harness.h"
+#include "tests/lab.h"
+#include "tests/mds/mdsd.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1ull << 20)
+#define INITIATOR_A "iqn.2024-01.test.pnfs:e2e-a"
+#define INITIATOR_B "iqn.2024-01.test.pnfs:e2e-b"
+#define INITIATOR_CP "iqn.2024-01.test.pnfs:e2e-cp"
+
+static struct test_lab *lab;
+static struct test_mds *mds;
+static int metrics_port;
+static char shm[300];
+static char why[400];
+
+static void shm_remove(void *arg)
+{
+	char cmd[400];
+	(void)arg;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", shm);
+	if (shm[0] && system(cmd) != 0)
+		fprintf(stderr, "client_e2e: could not remove %s\n", shm);
+}
+
+static int suite_init(void)
+{
+	struct lab_opts ram = { .ram = 1 };
+	char args[100];
+
+	snprintf(shm, sizeof(shm), "/dev/shm/pnfs-e2e.%d", (int)getpid());
+	if (mkdir(shm, 0700) != 0) {
+		snprintf(why, sizeof(why), "cannot create %s", shm);
+		return 0;
+	}
+	test_cleanup_push(shm_remove, NULL);
+	lab = lab_up(4, "352M", &ram);
+	if (!lab) {
+		snprintf(why, sizeof(why), "no tgtd lab");
+		return 0;
+	}
+	metrics_port = test_free_port();
+	snprintf(args, sizeof(args), "--metrics-port %d", metrics_port);
+	mds = tmds_new(lab, NULL, args);
+	if (!mds || tmds_start(mds) != 0) {
+		snprintf(why, sizeof(why), "pnfs-mds did not start");
+		tmds_free(mds);
+		mds = NULL;
+	}
+	return 0;
+}
+
+static int suite_clean(void)
+{
+	if (mds)
+		tmds_stop(mds, SIGTERM);
+	tmds_free(mds);
+	lab_down(lab);
+	shm_remove(NULL);
+	mds = NULL;
+	lab = NULL;
+	return 0;
+}
+
+#define NEED_LAB() TEST_SKIP_IF(!mds, "%s", why)
+
+/* ---- helpers ---------------------------------------------------------------------------------- */
+
+static struct pnfs_context *client(const char *initiator, int mds_io)
+{
+	struct pnfs_opts o;
+	struct pnfs_context *ctx;
+	const char *urls[LAB_MAX_LUNS];
+
+	for (int i = 0; i < lab->nluns; i++)
+		urls[i] = lab->urls[i];
+	pnfs_opts_init(&o);
+	o.devices = urls;
+	o.ndevices = (unsigned)lab->nluns;
+	o.initiator_name = initiator;
+	o.mds_io = mds_io;
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
+	if (pnfs_mount(ctx, "127.0.0.1", mds->port, "/") != 0) {
+		fprintf(stderr, "mount: %s\n", pnfs_get_error(ctx));
+		pnfs_context_destroy(ctx);
+		CU_FAIL_FATAL("mount");
+	}
+	return ctx;
+}
+
+static void client_done(struct pnfs_context *ctx)
+{
+	CU_ASSERT_EQUAL(pnfs_umount(ctx), 0);
+	pnfs_context_destroy(ctx);
+}
+
+/* One counter from pnfs-mds's metrics endpoint (GET /metrics), or UINT64_MAX. */
+static uint64_t mds_metric(const char *name)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)metrics_port) };
+	static const char req[] = "GET /metrics HTTP/1.0\r\n\r\n";
+	char *text = malloc(1 << 16), key[128], *p;
+	size_t len = 0;
+	uint64_t v = UINT64_MAX;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (!text || fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0 ||
+	    write(fd, req, sizeof(req) - 1) != (ssize_t)(sizeof(req) - 1))
+		goto out;
+	for (;;) {
+		ssize_t n = read(fd, text + len, (1 << 16) - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	text[len] = 0;
+	snprintf(key, sizeof(key), "\n%s ", name);
+	p = strstr(text, key);
+	if (p)
+		v = strtoull(p + strlen(key), NULL, 10);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(text);
+	return v;
+}
+
+static uint64_t mds_net_bytes(void)
+{
+	return mds_metric("pnfs_mds_net_received_bytes_total") + mds_metric("pnfs_mds_net_sent_bytes_total");
+}
+
+/* A whole local file. */
+static int write_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	size_t done = 0;
+
+	if (fd < 0)
+		return -1;
+	while (done < len) {
+		ssize_t n = write(fd, (const char *)buf + done, len - done);
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return close(fd);
+}
+
+/* Whether the local file holds exactly len bytes equal to buf. */
+static int file_equals(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY), same = 1;
+	char *tmp = malloc(8 * MIB);
+	size_t done = 0;
+	ssize_t n;
+
+	if (fd < 0 || !tmp) {
+		free(tmp);
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (same && (n = read(fd, tmp, 8 * MIB)) > 0) {
+		if (done + (size_t)n > len || memcmp(tmp, (const char *)buf + done, (size_t)n) != 0)
+			same = 0;
+		done += (size_t)n;
+	}
+	close(fd);
+	free(tmp);
+	return same && done == len;
+}
+
+/* "--initiator IQN --device URL ..." for the pnfs command. */
+static const char *cp_opts(const char *initiator)
+{
+	static char o[LAB_MAX_LUNS * 270 + 200];
+	size_t n = (size_t)snprintf(o, sizeof(o), "--initiator %s", initiator);
+
+	for (int i = 0; i < lab->nluns; i++)
+		n += (size_t)snprintf(o + n, sizeof(o) - n, " --device '%s'", lab->urls[i]);
+	return o;
+}
+
+static uint64_t json_u64(const char *s, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = s ? strstr(s, k) : NULL;
+	return p ? strtoull(p + strlen(k), NULL, 10) : UINT64_MAX;
+}
+
+/* pnfs cp SRC DST with its counters (--stats --json) in stats (caller frees). Exit status. */
+static int pnfs_cp(const char *src, const char *dst, char **stats)
+{
+	char sf[400];
+	int rc;
+
+	snprintf(sf, sizeof(sf), "%s/cp.stats", shm);
+	rc = test_run(NULL, "'%s' cp -q --stats --json %s '%s' '%s' 2>'%s'", test_bin("pnfs"), cp_opts(INITIATOR_CP),
+		      src, dst, sf);
+	*stats = NULL;
+	if (test_run(stats, "cat '%s'", sf) != 0) {
+		free(*stats);
+		*stats = NULL;
+	}
+	return rc;
+}
+
+static char *url(const char *path)
+{
+	static char u[2][400];
+	static int k;
+	k ^= 1;
+	snprintf(u[k], sizeof(u[k]), "pnfs://127.0.0.1:%d%s", mds->port, path);
+	return u[k];
+}
+
+/* ---- files of many sizes copied in and out with the pnfs command ------------------------------- */
+
+static void test_sizes(void)
+{
+	NEED_LAB();
+	static const uint64_t sizes[] = { 0, 1, 511, 512, 4095, 4097, MIB + 7, 8 * MIB + 4097, 64 * MIB - 3,
+					  64 * MIB + 1, 512 * MIB + 1 };
+	const size_t n = sizeof(sizes) / sizeof(sizes[0]);
+	struct pnfs_context *ctx = client(INITIATOR_A, 0);
+	char *buf = malloc(512 * MIB + 1), src[400], back[400], name[64];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	CU_ASSERT_EQUAL(pnfs_mkdir(ctx, "/sizes", 0755), 0);
+	snprintf(src, sizeof(src), "%s/src", shm);
+	snprintf(back, sizeof(back), "%s/back", shm);
+	for (size_t i = 0; i < n; i++) {
+		size_t len = (size_t)sizes[i];
+		struct pnfs_stat st;
+		char *stats = NULL;
+
+		test_fill_random(buf, len, 100 + i);
+		CU_ASSERT_EQUAL_FATAL(write_file(src, buf, len), 0);
+		snprintf(name, sizeof(name), "/sizes/f%zu", len);
+		if (pnfs_cp(src, url(name), &stats) != 0) {
+			fprintf(stderr, "pnfs cp in of %zu bytes failed: %s\n", len, stats ? stats : "");
+			CU_FAIL("pnfs cp in");
+		}
+		/* Every byte went straight to the LUNs (whole blocks: at least the data). */
+		if (len > 0) {
+			CU_ASSERT(json_u64(stats, "direct_bytes_written") >= len);
+			CU_ASSERT(json_u64(stats, "layoutgets") >= 1);
+			CU_ASSERT(json_u64(stats, "layoutcommits") >= 1);
+		}
+		CU_ASSERT_EQUAL(json_u64(stats, "mds_data_written"), 0);
+		free(stats);
+		CU_ASSERT_EQUAL(pnfs_stat(ctx, name, &st), 0);
+		CU_ASSERT_EQUAL(st.size, len);
+		unlink(back);
+		CU_ASSERT_EQUAL(pnfs_cp(url(name), back, &stats), 0);
+		if (len > 0)
+			CU_ASSERT(json_u64(stats, "direct_bytes_read") >= len);
+		CU_ASSERT_EQUAL(json_u64(stats, "mds_data_read"), 0);
+		free(stats);
+		if (!file_equals(back, buf, len)) {
+			fprintf(stderr, "a %zu-byte file read back differs\n", len);
+			CU_FAIL("read back differs");
+		}
+		/* Keep the small ones (their blocks must survive the big copies); free the big ones. */
+		if (len >= 64 * MIB)
+			CU_ASSERT_EQUAL(pnfs_unlink(ctx, name), 0);
+	}
+	/* The small files are still what was written after the big ones came and went. */
+	for (size_t i = 0; i < n && sizes[i] < 64 * MIB; i++) {
+		size_t len = (size_t)sizes[i];
+		char *stats = NULL;
+		snprintf(name, sizeof(name), "/sizes/f%zu", len);
+		test_fill_random(buf, len, 100 + i);
+		unlink(back);
+		CU_ASSERT_EQUAL(pnfs_cp(url(name), back, &stats), 0);
+		free(stats);
+		CU_ASSERT(file_equals(back, buf, len));
+		CU_ASSERT_EQUAL(pnfs_unlink(ctx, name), 0);
+	}
+	CU_ASSERT_EQUAL(pnfs_rmdir(ctx, "/sizes"), 0);
+	unlink(src);
+	unlink(back);
+	free(buf);
+	client_done(ctx);
+}
+
+/* ---- two clients, one file ------------------------------------------------------------------- */
+
+struct ops {
+	int done, bad;
+	int first_err;
+};
+
+static void ops_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct ops *o = priv;
+	(void)ctx;
+	(void)data;
+	o->done++;
+	if (status < 0) {
+		o->bad++;
+		if (!o->first_err)
+			o->first_err = status;
+	}
+}
+
+/* Run both contexts' loops until each has completed its expected count (or the loops fail). */
+static int drive2(struct pnfs_context *a, struct ops *oa, int na, struct pnfs_context *b, struct ops *ob, int nb)
+{
+	while (oa->done < na || ob->done < nb) {
+		struct pollfd p[2] = { { pnfs_get_fd(a), (short)pnfs_which_events(a), 0 },
+				       { pnfs_get_fd(b), (short)pnfs_which_events(b), 0 } };
+		if (poll(p, 2, 1000) < 0)
+			return -errno;
+		if (pnfs_service(a, p[0].revents) < 0 || pnfs_service(b, p[1].revents) < 0)
+			return -EIO;
+	}
+	return 0;
+}
+
+/* Client A writes [0, 40 MiB + 3), client B [64 MiB, 104 MiB + 5) of one file, at the same time,
+ * 4 MiB at a time, through their own layouts; both commit, and each reads back the other's range
+ * (and the hole between them as zeros). */
+static void test_two_clients(void)
+{
+	NEED_LAB();
+	const size_t alen = 40 * MIB + 3, blen = 40 * MIB + 5, piece = 4 * MIB;
+	const uint64_t boff = 64 * MIB;
+	struct pnfs_context *a = client(INITIATOR_A, 0), *b = client(INITIATOR_B, 0);
+	char *da = malloc(alen), *db = malloc(blen), *back = malloc(boff + blen);
+	struct pnfs_fh *fa = NULL, *fb = NULL;
+	struct ops oa = { 0 }, ob = { 0 };
+	struct pnfs_stats sa, sb;
+	struct pnfs_stat st;
+	int na = 0, nb = 0;
+
+	test_fill_random(da, alen, 201);
+	test_fill_random(db, blen, 202);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(a, "/shared", O_CREAT | O_RDWR, 0644, &fa), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(b, "/shared", O_RDWR, 0, &fb), 0);
+	for (size_t off = 0; off < alen || off < blen; off += piece) {
+		if (off < alen) {
+			size_t l = alen - off < piece ? alen - off : piece;
+			CU_ASSERT_EQUAL(pnfs_pwrite_async(a, fa, da + off, l, off, ops_cb, &oa), 0);
+			na++;
+		}
+		if (off < blen) {
+			size_t l = blen - off < piece ? blen - off : piece;
+			CU_ASSERT_EQUAL(pnfs_pwrite_async(b, fb, db + off, l, boff + off, ops_cb, &ob), 0);
+			nb++;
+		}
+	}
+	CU_ASSERT_EQUAL_FATAL(drive2(a, &oa, na, b, &ob, nb), 0);
+	CU_ASSERT_EQUAL(oa.bad, 0);
+	CU_ASSERT_EQUAL(ob.bad, 0);
+	CU_ASSERT_EQUAL(pnfs_fsync_async(a, fa, ops_cb, &oa), 0);
+	CU_ASSERT_EQUAL(pnfs_fsync_async(b, fb, ops_cb, &ob), 0);
+	CU_ASSERT_EQUAL_FATAL(drive2(a, &oa, na + 1, b, &ob, nb + 1), 0);
+	CU_ASSERT_EQUAL(oa.bad, 0);
+	CU_ASSERT_EQUAL(ob.bad, 0);
+	/* Both wrote through layouts, nothing through the MDS. */
+	pnfs_get_stats(a, &sa);
+	pnfs_get_stats(b, &sb);
+	CU_ASSERT(sa.direct_bytes_written >= alen);
+	CU_ASSERT(sb.direct_bytes_written >= blen);
+	CU_ASSERT_EQUAL(sa.mds_data_written, 0);
+	CU_ASSERT_EQUAL(sb.mds_data_written, 0);
+	CU_ASSERT_EQUAL(pnfs_stat(a, "/shared", &st), 0);
+	CU_ASSERT_EQUAL(st.size, boff + blen);
+
+	/* Each reads the other's range (the reads recall the other's RW layout: both loops run). */
+	memset(back, 0xcc, boff + blen);
+	CU_ASSERT_EQUAL(pnfs_pread_async(a, fa, back + boff, blen, boff, ops_cb, &oa), 0);
+	CU_ASSERT_EQUAL(pnfs_pread_async(b, fb, back, alen, 0, ops_cb, &ob), 0);
+	CU_ASSERT_EQUAL_FATAL(drive2(a, &oa, na + 2, b, &ob, nb + 2), 0);
+	CU_ASSERT_EQUAL(oa.bad, 0);
+	CU_ASSERT_EQUAL(ob.bad, 0);
+	CU_ASSERT_EQUAL(memcmp(back + boff, db, blen), 0);
+	CU_ASSERT_EQUAL(memcmp(back, da, alen), 0);
+	/* Through layouts too: each read recalled the other's RW layout, which was returned. */
+	pnfs_get_stats(a, &sa);
+	pnfs_get_stats(b, &sb);
+	CU_ASSERT(sa.direct_bytes_read >= blen);
+	CU_ASSERT(sb.direct_bytes_read >= alen);
+	CU_ASSERT_EQUAL(sa.mds_data_read, 0);
+	CU_ASSERT_EQUAL(sb.mds_data_read, 0);
+	CU_ASSERT(sa.recalls + sb.recalls >= 2);
+	/* The hole between the ranges reads as zeros, from either client. */
+	CU_ASSERT_EQUAL(pnfs_pread(a, fa, back + alen, boff - alen, alen), (ssize_t)(boff - alen));
+	for (size_t i = alen; i < boff; i++)
+		if (back[i]) {
+			CU_FAIL("the hole between the two ranges is not zeros");
+			break;
+		}
+	CU_ASSERT_EQUAL(pnfs_close(a, fa), 0);
+	CU_ASSERT_EQUAL(pnfs_close(b, fb), 0);
+	/* After both closed, a third look through a fresh client: the whole file. */
+	{
+		struct pnfs_context *c = client(INITIATOR_CP, 0);
+		struct pnfs_fh *fc = NULL;
+		CU_ASSERT_EQUAL_FATAL(pnfs_open(c, "/shared", O_RDONLY, 0, &fc), 0);
+		memset(back, 0xcc, boff + blen);
+		CU_ASSERT_EQUAL(pnfs_pread(c, fc, back, boff + blen, 0), (ssize_t)(boff + blen));
+		CU_ASSERT_EQUAL(memcmp(back, da, alen), 0);
+		CU_ASSERT_EQUAL(memcmp(back + boff, db, blen), 0);
+		CU_ASSERT_EQUAL(pnfs_close(c, fc), 0);
+		CU_ASSERT_EQUAL(pnfs_unlink(c, "/shared"), 0);
+		client_done(c);
+	}
+	client_done(a);
+	client_done(b);
+	free(da);
+	free(db);
+	free(back);
+}
+
+/* ---- a recall in the middle of a copy -------------------------------------------------------- */
+
+struct keep {
+	const char *name;
+	size_t len;
+	uint64_t seed;
+};
+
+static const struct keep keeps[] = {
+	{ "/keep/a", 3 * MIB + 1, 301 },
+	{ "/keep/b", 17 * MIB, 302 },
+	{ "/keep/c", 9 * MIB + 11, 303 },
+};
+#define NKEEPS (sizeof(keeps) / sizeof(keeps[0]))
+
+static void check_keeps(char *buf)
+{
+	char back[400];
+
+	snprintf(back, sizeof(back), "%s/keep.back", shm);
+	for (size_t i = 0; i < NKEEPS; i++) {
+		char *stats = NULL;
+		test_fill_random(buf, keeps[i].len, keeps[i].seed);
+		unlink(back);
+		CU_ASSERT_EQUAL(pnfs_cp(url(keeps[i].name), back, &stats), 0);
+		free(stats);
+		if (!file_equals(back, buf, keeps[i].len)) {
+			fprintf(stderr, "%s changed\n", keeps[i].name);
+			CU_FAIL("a file not involved in the recall changed");
+		}
+	}
+	unlink(back);
+}
+
+/* pnfs cp from a pipe the test feeds: the copy is stopped half way (its first layout held, writes
+ * in flight or done) while another client removes the file; the remove recalls the layout. The
+ * rest of the data arrives, the copy ends (success or a clear error) within the watch, and the
+ * other files are intact, also after a new file takes the freed blocks. */
+static void test_recall_mid_copy(void)
+{
+	NEED_LAB();
+	const size_t total = 192 * MIB, half = 100 * MIB;
+	struct pnfs_context *b = client(INITIATOR_B, 0);
+	char *buf = malloc(total), src[400], sf[400], errtxt[4096] = "";
+	uint64_t recalls0, granted0;
+	int p[2], status = -1, exited = 0;
+	pid_t pid;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	CU_ASSERT_EQUAL(pnfs_mkdir(b, "/keep", 0755), 0);
+	snprintf(src, sizeof(src), "%s/keep.src", shm);
+	for (size_t i = 0; i < NKEEPS; i++) {
+		char *stats = NULL;
+		test_fill_random(buf, keeps[i].len, keeps[i].seed);
+		CU_ASSERT_EQUAL_FATAL(write_file(src, buf, keeps[i].len), 0);
+		CU_ASSERT_EQUAL_FATAL(pnfs_cp(src, url(keeps[i].name), &stats), 0);
+		free(stats);
+	}
+	unlink(src);
+
+	test_fill_random(buf, total, 310);
+	granted0 = mds_metric("pnfs_mds_layout_granted_bytes_total");
+	snprintf(sf, sizeof(sf), "%s/recall.stats", shm);
+	CU_ASSERT_EQUAL_FATAL(pipe(p), 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		char cmd[8192];
+		dup2(p[0], 0);
+		close(p[0]);
+		close(p[1]);
+		snprintf(cmd, sizeof(cmd), "exec '%s' cp -q --stats --json %s - '%s' 2>'%s'", test_bin("pnfs"),
+			 cp_opts(INITIATOR_CP), url("/big"), sf);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	{
+		size_t done = 0;
+		while (done < half) {
+			ssize_t n = write(p[1], buf + done, half - done);
+			if (n <= 0)
+				break;
+			done += (size_t)n;
+		}
+		CU_ASSERT_EQUAL(done, half);
+	}
+	/* The copy holds a layout and is writing through it: wait for the grant to show. */
+	for (int i = 0; i < 1000 && mds_metric("pnfs_mds_layout_granted_bytes_total") == granted0; i++)
+		usleep(10000);
+	CU_ASSERT(mds_metric("pnfs_mds_layout_granted_bytes_total") > granted0);
+	/* The other client removes the file being copied: its layout is recalled. */
+	recalls0 = mds_metric("pnfs_mds_layouts_recalled_total");
+	CU_ASSERT_EQUAL(pnfs_unlink(b, "/big"), 0);
+	CU_ASSERT(mds_metric("pnfs_mds_layouts_recalled_total") > recalls0);
+	{
+		size_t done = half;
+		signal(SIGPIPE, SIG_IGN);
+		while (done < total) {
+			ssize_t n = write(p[1], buf + done, total - done);
+			if (n <= 0)
+				break; /* the copy gave up: it says why below */
+			done += (size_t)n;
+		}
+	}
+	close(p[1]);
+	/* No hang: the copy ends on its own (a minute is far beyond what 192 MiB needs). */
+	for (int i = 0; i < 6000 && !exited; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			exited = 1;
+		else
+			usleep(10000);
+	}
+	if (!exited) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		CU_FAIL("pnfs cp hung after the recall");
+	}
+	{
+		char *s = NULL;
+		if (test_run(&s, "cat '%s'", sf) == 0 && s)
+			snprintf(errtxt, sizeof(errtxt), "%s", s);
+		free(s);
+	}
+	CU_ASSERT(WIFEXITED(status));
+	if (WIFEXITED(status)) {
+		/* Success, or failure with a reason on stderr (a line naming the file). */
+		CU_ASSERT(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 1);
+		if (WEXITSTATUS(status) == 1)
+			CU_ASSERT_PTR_NOT_NULL(strstr(errtxt, "pnfs: "));
+		fprintf(stderr, "\n  recall mid-copy: pnfs cp exit %d, recalls seen by the copy %" PRIu64 "\n",
+			WEXITSTATUS(status), json_u64(errtxt, "recalls"));
+		if (WEXITSTATUS(status) == 0)
+			CU_ASSERT(json_u64(errtxt, "recalls") >= 1);
+	}
+	/* The name is gone, the other files are intact. */
+	{
+		struct pnfs_stat st;
+		CU_ASSERT_EQUAL(pnfs_stat(b, "/big", &st), -ENOENT);
+	}
+	check_keeps(buf);
+	/* A new file now gets blocks (those the removed file had, among others): no copy of the old
+	 * one lands there or on the other files. */
+	{
+		char *stats = NULL, back[400];
+		test_fill_random(buf, total, 320);
+		CU_ASSERT_EQUAL_FATAL(write_file(src, buf, total), 0);
+		CU_ASSERT_EQUAL(pnfs_cp(src, url("/after"), &stats), 0);
+		free(stats);
+		snprintf(back, sizeof(back), "%s/after.back", shm);
+		CU_ASSERT_EQUAL(pnfs_cp(url("/after"), back, &stats), 0);
+		free(stats);
+		CU_ASSERT(file_equals(back, buf, total));
+		unlink(back);
+		unlink(src);
+		CU_ASSERT_EQUAL(pnfs_unlink(b, "/after"), 0);
+	}
+	check_keeps(buf);
+	for (size_t i = 0; i < NKEEPS; i++)
+		CU_ASSERT_EQUAL(pnfs_unlink(b, keeps[i].name), 0);
+	CU_ASSERT_EQUAL(pnfs_rmdir(b, "/keep"), 0);
+	client_done(b);
+	free(buf);
+}
+
+/* ---- the direct path, proven ----------------------------------------------------------------- */
+
+/* Which lab LUN a blkmap device is, or -1. */
+static int lun_of(struct blkmap_vol *vol, uint32_t leaf)
+{
+	const char *name = blkmap_dev_name(blkmap_vol_leaf_dev(vol, leaf));
+	for (int k = 0; name && k < lab->nluns; k++)
+		if (strcmp(lab->urls[k], name) == 0)
+			return k;
+	return -1;
+}
+
+/* Compare the file's bytes with what the LUNs' backing files hold at the places the extents say:
+ * extent → device volume → (LUN, offset) runs. Returns 0 if every byte matches; *luns gets the
+ * bytes found on each LUN. */
+static int check_on_luns(struct pnfs_context *ctx, const struct pnfs_extent *ext, size_t next, const char *data,
+			 uint64_t len, uint64_t luns[LAB_MAX_LUNS])
+{
+	int fds[LAB_MAX_LUNS], rc = 0;
+	char *tmp = malloc(4 * MIB);
+
+	for (int k = 0; k < lab->nluns; k++)
+		fds[k] = open(lab->files[k], O_RDONLY);
+	for (size_t i = 0; i < next && !rc && tmp; i++) {
+		struct blkmap_vol *vol = pnfs_device_volume(ctx, ext[i].deviceid);
+		struct blkmap_run *runs = NULL;
+		size_t nruns = 0;
+		uint64_t foff = ext[i].file_offset, elen = ext[i].length;
+
+		if (foff >= len)
+			continue;
+		if (foff + elen > len)
+			elen = len - foff;
+		if (!vol || blkmap_vol_map(vol, ext[i].storage_offset, elen, &runs, &nruns) < 0) {
+			rc = -1;
+			break;
+		}
+		for (size_t r = 0; r < nruns && !rc; r++) {
+			int lun = lun_of(vol, runs[r].leaf);
+			uint64_t done = 0;
+			if (lun < 0 || fds[lun] < 0) {
+				rc = -1;
+				break;
+			}
+			luns[lun] += runs[r].length_bytes;
+			while (done < runs[r].length_bytes && !rc) {
+				size_t l = runs[r].length_bytes - done < 4 * MIB ? (size_t)(runs[r].length_bytes - done)
+										 : 4 * MIB;
+				uint64_t at = foff + (runs[r].vol_offset_bytes - ext[i].storage_offset) + done;
+				if (pread(fds[lun], tmp, l, (off_t)(runs[r].leaf_offset_bytes + done)) != (ssize_t)l ||
+				    memcmp(tmp, data + at, l) != 0)
+					rc = -1;
+				done += l;
+			}
+		}
+		free(runs);
+	}
+	for (int k = 0; k < lab->nluns; k++)
+		if (fds[k] >= 0)
+			close(fds[k]);
+	free(tmp);
+	return tmp ? rc : -1;
+}
+
+/* Move len bytes between buf and the file, 8 MiB at a time with 8 in flight. */
+static int big_io(struct pnfs_context *ctx, struct pnfs_fh *fh, char *buf, uint64_t len, int write)
+{
+	const size_t piece = 8 * MIB;
+	const int depth = 8;
+	struct ops o = { 0 };
+	uint64_t next = 0;
+	int issued = 0;
+
+	while (o.done < issued || next < len) {
+		while (next < len && issued - o.done < depth) {
+			size_t l = len - next < piece ? (size_t)(len - next) : piece;
+			int rc = write ? pnfs_pwrite_async(ctx, fh, buf + next, l, next, ops_cb, &o)
+				       : pnfs_pread_async(ctx, fh, buf + next, l, next, ops_cb, &o);
+			if (rc < 0)
+				return rc;
+			next += l;
+			issued++;
+		}
+		if (pnfs_run_once(ctx, 1000) < 0)
+			return -EIO;
+	}
+	return o.bad ? o.first_err : 0;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return 100.0 * (double)part / (double)whole;
+}
+
+static void test_direct_path(void)
+{
+	NEED_LAB();
+	const uint64_t len = 512 * MIB;
+	struct pnfs_context *w = client(INITIATOR_A, 0), *r = client(INITIATOR_B, 0);
+	char *data = malloc(len), *back = malloc(len);
+	struct pnfs_stats s0, s1;
+	struct pnfs_extent *ext = NULL;
+	struct pnfs_fh *fh = NULL;
+	uint64_t m0, m1, luns[LAB_MAX_LUNS] = { 0 }, covered = 0, client_bytes;
+	size_t next = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	CU_ASSERT_NOT_EQUAL_FATAL(mds_metric("pnfs_mds_net_sent_bytes_total"), UINT64_MAX);
+	CU_ASSERT_NOT_EQUAL_FATAL(mds_metric("pnfs_mds_net_received_bytes_total"), UINT64_MAX);
+	test_fill_random(data, len, 400);
+
+	/* The write: 512 MiB through the layout, committed by fsync. */
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(w, "/direct", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh), 0);
+	pnfs_get_stats(w, &s0);
+	m0 = mds_net_bytes();
+	CU_ASSERT_EQUAL_FATAL(big_io(w, fh, data, len, 1), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_fsync(w, fh), 0);
+	m1 = mds_net_bytes();
+	pnfs_get_stats(w, &s1);
+	client_bytes = (s1.mds_bytes_sent - s0.mds_bytes_sent) + (s1.mds_bytes_received - s0.mds_bytes_received);
+	fprintf(stderr, "\n  512 MiB write: MDS port %" PRIu64 " bytes (%.4f%%) by the server's count, %" PRIu64
+			" (%.4f%%) by the client's; %" PRIu64 " bytes direct\n",
+		m1 - m0, share(m1 - m0, len), client_bytes, share(client_bytes, len),
+		s1.direct_bytes_written - s0.direct_bytes_written);
+	CU_ASSERT(s1.direct_bytes_written - s0.direct_bytes_written >= len);
+	CU_ASSERT_EQUAL(s1.mds_data_written - s0.mds_data_written, 0);
+	CU_ASSERT(client_bytes > 0);
+	CU_ASSERT(client_bytes * 100 < len);
+	CU_ASSERT(m1 > m0);
+	CU_ASSERT((m1 - m0) * 100 < len);
+
+	/* Where the data sits: the layout's extents, resolved to LUNs, hold exactly the file's bytes. */
+	CU_ASSERT_EQUAL_FATAL(pnfs_fh_extents(fh, &ext, &next), 0);
+	CU_ASSERT_FATAL(next > 0);
+	for (size_t i = 0; i < next; i++) {
+		CU_ASSERT_EQUAL(ext[i].file_offset, covered);
+		CU_ASSERT_EQUAL(ext[i].state, PNFS_EXT_READ_WRITE);
+		CU_ASSERT_PTR_NOT_NULL(pnfs_device_volume(w, ext[i].deviceid));
+		covered = ext[i].file_offset + ext[i].length;
+	}
+	CU_ASSERT(covered >= len);
+	CU_ASSERT_EQUAL(check_on_luns(w, ext, next, data, len, luns), 0);
+	/* Striped: every LUN holds a quarter. */
+	for (int k = 0; k < lab->nluns; k++)
+		CU_ASSERT_EQUAL(luns[k], len / (uint64_t)lab->nluns);
+	free(ext);
+	CU_ASSERT_EQUAL(pnfs_close(w, fh), 0);
+
+	/* The read, by another client: 512 MiB through its own layout. */
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(r, "/direct", O_RDONLY, 0, &fh), 0);
+	pnfs_get_stats(r, &s0);
+	m0 = mds_net_bytes();
+	memset(back, 0, len);
+	CU_ASSERT_EQUAL_FATAL(big_io(r, fh, back, len, 0), 0);
+	m1 = mds_net_bytes();
+	pnfs_get_stats(r, &s1);
+	client_bytes = (s1.mds_bytes_sent - s0.mds_bytes_sent) + (s1.mds_bytes_received - s0.mds_bytes_received);
+	fprintf(stderr, "  512 MiB read:  MDS port %" PRIu64 " bytes (%.4f%%) by the server's count, %" PRIu64
+			" (%.4f%%) by the client's; %" PRIu64 " bytes direct\n",
+		m1 - m0, share(m1 - m0, len), client_bytes, share(client_bytes, len),
+		s1.direct_bytes_read - s0.direct_bytes_read);
+	CU_ASSERT_EQUAL(memcmp(back, data, len), 0);
+	CU_ASSERT_EQUAL(s1.direct_bytes_read - s0.direct_bytes_read, len);
+	CU_ASSERT_EQUAL(s1.mds_data_read - s0.mds_data_read, 0);
+	CU_ASSERT(client_bytes > 0);
+	CU_ASSERT(client_bytes * 100 < len);
+	CU_ASSERT(m1 > m0);
+	CU_ASSERT((m1 - m0) * 100 < len);
+	/* The reader's layout names the same places. */
+	CU_ASSERT_EQUAL_FATAL(pnfs_fh_extents(fh, &ext, &next), 0);
+	memset(luns, 0, sizeof(luns));
+	CU_ASSERT_EQUAL(check_on_luns(r, ext, next, data, len, luns), 0);
+	free(ext);
+	CU_ASSERT_EQUAL(pnfs_close(r, fh), 0);
+
+	/* The counters do see data that crosses the MDS: 16 MiB through the MDS path. */
+	{
+		struct pnfs_context *m = client(INITIATOR_CP, 1);
+		const size_t n = 16 * MIB;
+		CU_ASSERT_EQUAL_FATAL(pnfs_open(m, "/direct", O_RDONLY, 0, &fh), 0);
+		pnfs_get_stats(m, &s0);
+		m0 = mds_net_bytes();
+		CU_ASSERT_EQUAL(pnfs_pread(m, fh, back, n, 0), (ssize_t)n);
+		m1 = mds_net_bytes();
+		pnfs_get_stats(m, &s1);
+		CU_ASSERT_EQUAL(memcmp(back, data, n), 0);
+		CU_ASSERT(m1 - m0 >= n);
+		CU_ASSERT(s1.mds_bytes_received - s0.mds_bytes_received >= n);
+		CU_ASSERT_EQUAL(s1.mds_data_read - s0.mds_data_read, n);
+		CU_ASSERT_EQUAL(pnfs_close(m, fh), 0);
+		client_done(m);
+	}
+	CU_ASSERT_EQUAL(pnfs_unlink(w, "/direct"), 0);
+	client_done(w);
+	client_done(r);
+	free(data);
+	free(back);
+}
+
+TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
+	   { "sizes_0_to_512MiB_with_pnfs_cp", test_sizes },
+	   { "two_clients_disjoint_ranges", test_two_clients },
+	   { "recall_mid_copy_on_remove", test_recall_mid_copy },
+	   { "direct_path_512MiB", test_direct_path });
