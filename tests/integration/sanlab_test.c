@@ -1,5 +1,6 @@
 /* san-lab as users run it: labs side by side, a used port refused, up idempotent, down stopping
  * only what its lab started, and the shaped multi-host lab with its namespaces and tc classes. */
+#include "blkmap/blkmap.h"
 #include "tests/harness.h"
 #include "tests/lab.h"
 
@@ -178,6 +179,34 @@ static void test_shaped_hosts(void)
 		CU_ASSERT_EQUAL(test_run(&out, "ip netns exec %s tc class show dev %sb", ns, ns), 0);
 		CU_ASSERT_PTR_NOT_NULL(strstr(out, "rate 100Mbit"));
 		free(out);
+	}
+	/* No two hosts' LUNs share an identity (VPD 0x83): initiators that name LUNs by designator
+	 * (SCSI layouts, multipath) must see two devices. */
+	{
+		struct blkmap_ctx *ctx = NULL;
+		struct blkmap_inquiry inq[2];
+		char text[2][4][300];
+		unsigned nd[2] = { 0, 0 };
+
+		CU_ASSERT_EQUAL_FATAL(blkmap_ctx_create(NULL, &ctx), 0);
+		for (int i = 0; i < 2; i++) {
+			struct blkmap_dev *dev = NULL;
+			CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(ctx, lab->urls[i], 0, &dev), 0);
+			CU_ASSERT_EQUAL(blkmap_dev_inquiry(dev, &inq[i]), 0);
+			for (unsigned k = 0; k < inq[i].ndesig && nd[i] < 4; k++)
+				if (inq[i].desig[k].association == 0)
+					blkmap_designator_str(&inq[i].desig[k], text[i][nd[i]++], sizeof(text[i][0]));
+			blkmap_dev_close(dev);
+		}
+		CU_ASSERT(nd[0] > 0 && nd[1] > 0);
+		for (unsigned a = 0; a < nd[0]; a++)
+			for (unsigned b = 0; b < nd[1]; b++)
+				if (strcmp(text[0][a], text[1][b]) == 0) {
+					fprintf(stderr, "both hosts' LUNs are %s\n", text[0][a]);
+					CU_FAIL("two LUNs of the lab share a designator");
+				}
+		CU_ASSERT_STRING_NOT_EQUAL(inq[0].serial, inq[1].serial);
+		blkmap_ctx_destroy(ctx);
 	}
 	snprintf(ns, sizeof(ns), "sl%dh", lab->port);
 	lab_down(lab);
