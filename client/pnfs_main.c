@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #define CHUNK_BYTES (8u << 20)
-#define DEPTH 4
+/* Chunks in flight. Local reads and writes block the loop while they copy a chunk; eight keep the
+ * LUNs busy meanwhile (four left them idle for part of every local write on a copy out). */
+#define DEPTH 8
 #define MAX_CTX 4
 
 struct opts {
