@@ -1,11 +1,15 @@
 /* bench-client: `pnfs cp` in and out against the blkmap engine's raw striped rate on the same LUNs,
  * measured in the same run. Plain lab: 4 RAM LUNs on one tgtd, a pool striped over them (1 MiB unit),
- * pnfs-mds; 1 GiB copied in and out with the pnfs command (direct path) and with --mds-io, the engine
- * reading and writing the pool's volume directly as the baseline. Shaped lab (root): N = 1, 2, 4, 8
- * storage hosts behind 400 Mbit/s links: single-device rate, direct pNFS, the MDS path. Every row says
- * which path the bytes took (the client's counters) and how many bytes crossed the MDS connection.
- * Targets (issue 7): plain >= 0.85 x raw; shaped >= 0.95 x N x single and >= 0.9 x N x MDS path.
- * BENCH_QUICK=1 moves an eighth of the data (to check the program). Numbers are noisy on a busy box. */
+ * pnfs-mds; 1 GiB copied in and out with the pnfs command (direct path, SCSI layouts) and once with
+ * --mds-io; the baseline is the engine reading and writing the pool's volume itself in the copy's
+ * geometry (8 MiB requests, 8 in flight), registered on every LUN as a client is (the MDS holds the
+ * SCSI reservation once a client asked for a SCSI layout). Best of 5 rounds, engine and copies
+ * interleaved: a shared box is noisy. "pnfs cp out >/dev/null" is the same read without the local
+ * file, to show what writing the copy costs on the same cores. Shaped lab (root): N = 1, 2, 4, 8
+ * storage hosts behind 400 Mbit/s links: the engine and direct pNFS best of 2, the MDS path once. Every
+ * row says which path the bytes took (the client's counters) and how many bytes crossed the MDS
+ * connection. Targets (issue 7): plain >= 0.85 x raw; shaped >= 0.95 x N x single device and
+ * >= 0.9 x N x MDS path. BENCH_QUICK=1 moves an eighth of the data (to check the program). */
 #include "blkmap/blkmap.h"
 #include "blkmap/blkmap_xdr.h"
 
@@ -26,6 +30,9 @@
 #define MIB ((uint64_t)1 << 20)
 #define MAX_LUNS 8
 #define INITIATOR "iqn.2024-01.org.pnfs-san:bench-client"
+#define ENGINE_KEY 0x62656e6368656e67ull /* "bencheng" */
+#define REPS 5
+#define SHAPED_REPS 2
 
 struct lab {
 	char dir[256];
@@ -229,19 +236,70 @@ static void pump_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_r
 		p->err = status;
 }
 
+/* Open every LUN, register the engine's PR key on it (once a client has asked for a SCSI layout the
+ * MDS holds EXCLUSIVE ACCESS - REGISTRANTS ONLY: only registered initiators read or write), and bind
+ * each simple leaf of the pool's volume to the LUN whose bytes match its signature. */
+static int sig_matches(struct blkmap_dev *dev, const struct blkmap_sig_comp *c)
+{
+	uint64_t size = blkmap_dev_size_bytes(dev), bs = blkmap_dev_block_bytes(dev), off, a, z;
+	uint8_t *buf;
+	int ok;
+
+	off = c->offset_bytes < 0 ? size - (uint64_t)(-c->offset_bytes) : (uint64_t)c->offset_bytes;
+	/* whole device blocks around the component */
+	a = off / bs * bs;
+	z = (off + c->len + bs - 1) / bs * bs;
+	buf = malloc(z - a);
+	ok = buf && blkmap_dev_pread(dev, buf, z - a, a) == 0 && memcmp(buf + (off - a), c->bytes, c->len) == 0;
+	free(buf);
+	return ok;
+}
+
+static int bind_registered(struct blkmap_ctx *ctx, struct lab *l, struct blkmap_vol *vol)
+{
+	struct blkmap_dev *devs[MAX_LUNS] = { 0 };
+	int rc = 0;
+
+	for (int i = 0; i < l->n && !rc; i++) {
+		if (blkmap_dev_open(ctx, l->urls[i], 0, &devs[i]) < 0 ||
+		    blkmap_pr_register(devs[i], 0, ENGINE_KEY, 1) < 0) {
+			fprintf(stderr, "bench-client: %s: %s\n", l->urls[i], blkmap_errstr(ctx));
+			rc = -1;
+		}
+	}
+	for (uint32_t v = 0; v < blkmap_vol_count(vol) && !rc; v++) {
+		int found = 0;
+		if (blkmap_vol_type(vol, v) != BLKMAP_VOL_SIMPLE)
+			continue;
+		for (int i = 0; i < l->n && !found; i++) {
+			int all = 1;
+			for (unsigned k = 0; k < blkmap_vol_nsig(vol, v) && all; k++)
+				all = sig_matches(devs[i], blkmap_vol_sig(vol, v, k));
+			if (all && blkmap_vol_bind(vol, v, devs[i]) == 0)
+				found = 1;
+		}
+		if (!found) {
+			fprintf(stderr, "bench-client: volume %u matches none of the lab's LUNs\n", v);
+			rc = -1;
+		}
+	}
+	for (int i = 0; i < l->n; i++)
+		if (devs[i])
+			blkmap_dev_close(devs[i]);
+	return rc ? rc : blkmap_vol_validate(vol);
+}
+
 /* MiB/s of the engine moving total bytes of the volume in req-byte requests, depth at a time (what
- * the pnfs command does: 8 MiB chunks, 4 in flight). */
+ * the pnfs command does: 8 MiB chunks, 8 in flight). */
 static double engine_rate(struct lab *l, int write, uint64_t total)
 {
 	struct blkmap_ctx_opts o;
 	struct blkmap_ctx *ctx = NULL;
 	struct blkmap_vol *vol = NULL;
-	struct blkmap_discover_opts d;
-	const char *paths[MAX_LUNS];
 	struct pump p;
 	char err[300];
 	double t0, t;
-	const unsigned depth = 4;
+	const unsigned depth = 8;
 
 	blkmap_ctx_opts_init(&o);
 	o.initiator_name = INITIATOR;
@@ -252,13 +310,7 @@ static double engine_rate(struct lab *l, int write, uint64_t total)
 		blkmap_ctx_destroy(ctx);
 		return -1;
 	}
-	memset(&d, 0, sizeof(d));
-	for (int i = 0; i < l->n; i++)
-		paths[i] = l->urls[i];
-	d.paths = paths;
-	d.npaths = (unsigned)l->n;
-	if (blkmap_resolve(ctx, vol, &d, NULL) < 0) {
-		fprintf(stderr, "bench-client: resolve: %s\n", blkmap_errstr(ctx));
+	if (bind_registered(ctx, l, vol) < 0) {
 		blkmap_vol_free(vol);
 		blkmap_ctx_destroy(ctx);
 		return -1;
@@ -399,19 +451,35 @@ static void header(void)
 	       "path", "MDS/data");
 }
 
+static int pnfs_rm(struct lab *l, const char *url)
+{
+	char cmd[900];
+	(void)l;
+	snprintf(cmd, sizeof(cmd), "'%s/pnfs' rm '%s' >/dev/null 2>&1", bin_dir(), url);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void keep_best(struct cp_result *best, const struct cp_result *r)
+{
+	if (r->mibs > best->mibs)
+		*best = *r;
+}
+
+/* Plain lab, best of REPS rounds (a shared box is noisy): engine write and read of the pool's
+ * volume, then pnfs cp in and out of a file of the same size, compared; then the MDS path once. */
 static int plain(void)
 {
 	struct lab l;
 	uint64_t bytes = scale(1024 * MIB);
 	char src[400], back[400], url[400], url2[400];
-	struct cp_result in, out, min, mout;
-	double raw_w, raw_r;
+	struct cp_result in = { 0 }, out = { 0 }, null = { 0 }, min, mout, r;
+	double raw_w = 0, raw_r = 0, x;
 	int fail = 0;
 
 	if (lab_start(&l, "--luns 4 --size 320M") < 0)
 		return 1;
-	printf("plain lab: 4 RAM LUNs on one tgtd, pool striped 1 MiB, %" PRIu64 " MiB per copy\n", bytes / MIB);
-	header();
+	printf("plain lab: 4 RAM LUNs on one tgtd, pool striped 1 MiB, %" PRIu64 " MiB per copy, best of %d\n",
+	       bytes / MIB, REPS);
 	snprintf(src, sizeof(src), "/dev/shm/bench-client.%d.src", (int)getpid());
 	snprintf(back, sizeof(back), "/dev/shm/bench-client.%d.back", (int)getpid());
 	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d/big", l.mds_port);
@@ -421,27 +489,54 @@ static int plain(void)
 		lab_stop(&l);
 		return 1;
 	}
-	raw_w = engine_rate(&l, 1, bytes);
-	row("blkmap engine (raw)", "write", raw_w, 0, "", 0, NULL, bytes);
-	if (pnfs_cp(&l, src, url, 0, bytes, &in) == 0)
-		row("pnfs cp in", "write", in.mibs, raw_w, "x engine write", 0.85, &in, bytes);
-	else
+	/* The first pass over fresh RAM LUNs allocates their pages: not measured. */
+	if (engine_rate(&l, 1, bytes) < 0)
 		fail = 1;
-	raw_r = engine_rate(&l, 0, bytes);
-	row("blkmap engine (raw)", "read", raw_r, 0, "", 0, NULL, bytes);
-	if (!fail && pnfs_cp(&l, url, back, 0, bytes, &out) == 0) {
-		row("pnfs cp out", "read", out.mibs, raw_r, "x engine read", 0.85, &out, bytes);
+	for (int rep = 0; rep < REPS && !fail; rep++) {
+		if ((x = engine_rate(&l, 1, bytes)) < 0)
+			fail = 1;
+		else if (x > raw_w)
+			raw_w = x;
+		if ((x = engine_rate(&l, 0, bytes)) < 0)
+			fail = 1;
+		else if (x > raw_r)
+			raw_r = x;
+		if (fail || pnfs_cp(&l, src, url, 0, bytes, &r) < 0) {
+			fail = 1;
+			break;
+		}
+		keep_best(&in, &r);
+		unlink(back);
+		if (pnfs_cp(&l, url, back, 0, bytes, &r) < 0) {
+			fail = 1;
+			break;
+		}
+		keep_best(&out, &r);
+		/* The same read without the local file: what the copy's own writes cost on these cores. */
+		if (pnfs_cp(&l, url, "/dev/null", 0, bytes, &r) == 0)
+			keep_best(&null, &r);
 		if (!same_file(src, back)) {
 			fprintf(stderr, "bench-client: the file read back differs from the one written\n");
 			fail = 1;
 		}
-	} else {
-		fail = 1;
+		pnfs_rm(&l, url);
 	}
-	if (pnfs_cp(&l, src, url2, 1, bytes, &min) == 0)
+	header();
+	row("blkmap engine (raw)", "write", raw_w, 0, "", 0, NULL, bytes);
+	row("pnfs cp in", "write", in.mibs, raw_w, "x engine write", 0.85, &in, bytes);
+	row("blkmap engine (raw)", "read", raw_r, 0, "", 0, NULL, bytes);
+	row("pnfs cp out", "read", out.mibs, raw_r, "x engine read", 0.85, &out, bytes);
+	row("pnfs cp out >/dev/null", "read", null.mibs, raw_r, "x engine read", 0, &null, bytes);
+	if (!fail && pnfs_cp(&l, src, url2, 1, bytes, &min) == 0) {
 		row("pnfs cp in --mds-io", "write", min.mibs, in.mibs, "x direct", 0, &min, bytes);
-	if (pnfs_cp(&l, url2, back, 1, bytes, &mout) == 0)
-		row("pnfs cp out --mds-io", "read", mout.mibs, out.mibs, "x direct", 0, &mout, bytes);
+		unlink(back);
+		if (pnfs_cp(&l, url2, back, 1, bytes, &mout) == 0)
+			row("pnfs cp out --mds-io", "read", mout.mibs, out.mibs, "x direct", 0, &mout, bytes);
+		if (!same_file(src, back)) {
+			fprintf(stderr, "bench-client: the file read back through the MDS differs\n");
+			fail = 1;
+		}
+	}
 	unlink(src);
 	unlink(back);
 	lab_stop(&l);
@@ -453,7 +548,7 @@ static int shaped(void)
 {
 	static const int ns[] = { 1, 2, 4, 8 };
 	uint64_t bytes = scale(256 * MIB);
-	double single = 0;
+	double single = 0, single_w = 0;
 	int fail = 0;
 	char src[400], back[400];
 
@@ -465,13 +560,14 @@ static int shaped(void)
 	snprintf(back, sizeof(back), "/dev/shm/bench-client.%d.back", (int)getpid());
 	if (make_source(src, bytes) < 0)
 		return 1;
-	printf("shaped lab: N storage hosts, 400 Mbit/s each, %" PRIu64 " MiB per copy\n", bytes / MIB);
+	printf("shaped lab: N storage hosts, 400 Mbit/s each, %" PRIu64 " MiB per copy, best of %d (MDS path: one)\n",
+	       bytes / MIB, SHAPED_REPS);
 	header();
 	for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
 		struct lab l;
 		char shape[128], url[300], what[64];
-		struct cp_result in, out, mds_in, mds_out;
-		double eng;
+		struct cp_result in = { 0 }, out = { 0 }, mds_in = { 0 }, mds_out = { 0 };
+		double eng, eng_w;
 		int n = ns[k];
 
 		snprintf(shape, sizeof(shape), "--hosts %d --rate 400 --size %" PRIu64 "M", n,
@@ -480,26 +576,48 @@ static int shaped(void)
 			fail = 1;
 			continue;
 		}
-		eng = engine_rate(&l, 0, bytes);
-		if (n == 1)
-			single = eng;
-		snprintf(what, sizeof(what), "N=%d blkmap engine", n);
-		row(what, "read", eng, single * n, "x N x single device", 0, NULL, bytes);
 		snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d/f", l.mds_port);
-		if (pnfs_cp(&l, src, url, 0, bytes, &in) == 0) {
-			snprintf(what, sizeof(what), "N=%d pnfs cp in", n);
-			row(what, "write", in.mibs, single * n, "x N x single device", 0.95, &in, bytes);
+		eng_w = eng = 0;
+		for (int rep = 0; rep < SHAPED_REPS; rep++) {
+			struct cp_result r;
+			double x;
+			if ((x = engine_rate(&l, 1, bytes)) > eng_w)
+				eng_w = x;
+			if ((x = engine_rate(&l, 0, bytes)) > eng)
+				eng = x;
+			if (pnfs_cp(&l, src, url, 0, bytes, &r) == 0)
+				keep_best(&in, &r);
+			else
+				fail = 1;
+			unlink(back);
+			if (pnfs_cp(&l, url, back, 0, bytes, &r) == 0)
+				keep_best(&out, &r);
+			else
+				fail = 1;
+			if (!same_file(src, back)) {
+				fprintf(stderr, "bench-client: N=%d: the file read back differs\n", n);
+				fail = 1;
+			}
+			pnfs_rm(&l, url);
 		}
-		if (pnfs_cp(&l, url, back, 0, bytes, &out) == 0) {
-			snprintf(what, sizeof(what), "N=%d pnfs cp out", n);
-			row(what, "read", out.mibs, single * n, "x N x single device", 0.95, &out, bytes);
+		if (n == 1) {
+			single_w = eng_w;
+			single = eng;
 		}
+		snprintf(what, sizeof(what), "N=%d blkmap engine", n);
+		row(what, "write", eng_w, single_w * n, "x N x single device", 0, NULL, bytes);
+		row(what, "read", eng, single * n, "x N x single device", 0, NULL, bytes);
+		snprintf(what, sizeof(what), "N=%d pnfs cp in", n);
+		row(what, "write", in.mibs, single_w * n, "x N x single device", 0.95, &in, bytes);
+		snprintf(what, sizeof(what), "N=%d pnfs cp out", n);
+		row(what, "read", out.mibs, single * n, "x N x single device", 0.95, &out, bytes);
 		snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d/g", l.mds_port);
 		if (pnfs_cp(&l, src, url, 1, bytes, &mds_in) == 0 && pnfs_cp(&l, url, back, 1, bytes, &mds_out) == 0) {
 			snprintf(what, sizeof(what), "N=%d pnfs cp --mds-io", n);
 			row(what, "write", mds_in.mibs, 0, "", 0, &mds_in, bytes);
 			row(what, "read", mds_out.mibs, 0, "", 0, &mds_out, bytes);
 			snprintf(what, sizeof(what), "N=%d direct vs MDS", n);
+			row(what, "write", in.mibs, n * mds_in.mibs, "x N x MDS path", 0.9, NULL, bytes);
 			row(what, "read", out.mibs, n * mds_out.mibs, "x N x MDS path", 0.9, NULL, bytes);
 		}
 		lab_stop(&l);
