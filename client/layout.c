@@ -614,8 +614,20 @@ static void layoutget_done(struct pc_compound *c)
 		lo->trylater = 0;
 		waiters_to_mds(lo); /* this I/O through the MDS; later ones try layouts again */
 		break;
-	case NFS4ERR_BAD_STATEID:
 	case NFS4ERR_OLD_STATEID:
+		/* The server moved our layout stateid on: a CB_LAYOUTRECALL we answered with DELAY while
+		 * this LAYOUTGET was in flight bumped its seqid. The server sends the recall again, and
+		 * taking it brings the seqid; asking again later keeps the layout (and what was written
+		 * through it and not yet committed). */
+		if (lo->have_sid && ++lo->trylater <= TRYLATER_MAX) {
+			lo->retry_timer.fn = retry_fire;
+			lo->retry_timer.arg = lo;
+			pc_timer_arm(ctx, &lo->retry_timer, TRYLATER_DELAY_MS);
+			break;
+		}
+		lo->trylater = 0;
+		/* fall through */
+	case NFS4ERR_BAD_STATEID:
 		if (lo->have_sid) {
 			/* Our layout state is gone at the server: start again from the open stateid. */
 			sid_forget(lo);
@@ -1292,8 +1304,9 @@ nfsstat4 pc_layout_recall(struct pnfs_context *ctx, const CB_LAYOUTRECALL4args *
 		any = recall_mark(lo, f->lor_offset, f->lor_length, a->clora_iomode);
 		/* The recall carries the layout stateid's next seqid (RFC 8881 §12.5.3); the return and
 		 * commit that answer it must use it, or the server sees an old stateid. */
-		if (any > 0)
-			sid_take(lo, &f->lor_stateid);
+		if (any > 0 && memcmp(f->lor_stateid.other, lo->sid.other, sizeof(lo->sid.other)) == 0 &&
+		    (int32_t)(f->lor_stateid.seqid - lo->sid.seqid) > 0)
+			lo->sid.seqid = f->lor_stateid.seqid;
 		return any > 0 ? NFS4_OK : NFS4ERR_NOMATCHING_LAYOUT;
 	}
 	/* FSID (we use one file system per context) and ALL: every layout. */

@@ -353,8 +353,26 @@ static void test_layout_recall(void)
 	CU_ASSERT_PTR_NOT_NULL(fh->lo->recalls);
 	CU_ASSERT_EQUAL(r.ctx->stats.recalls, 3);
 
+	/* A recall carrying our layout stateid's next seqid: answered, and the stateid takes that seqid
+	 * (the commit and return that answer it must carry it); an older one changes nothing. */
+	{
+		stateid4 *rs = &ops[1].nfs_cb_argop4_u.opcblayoutrecall.clora_recall.layoutrecall4_u.lor_layout.lor_stateid;
+		uint32_t seq = fh->lo->sid.seqid;
+		memcpy(rs->other, fh->lo->sid.other, sizeof(rs->other));
+		rs->seqid = seq + 1;
+		ops[0] = seq_op(SID, 4, 0);
+		CU_ASSERT_EQUAL(cb_call(&r, 304, ops, 2, &res, NULL, NULL), NFS4_OK);
+		proto_cb_compound_res_free(&res);
+		CU_ASSERT_EQUAL(fh->lo->sid.seqid, seq + 1);
+		rs->seqid = seq;
+		ops[0] = seq_op(SID, 5, 0);
+		CU_ASSERT_EQUAL(cb_call(&r, 305, ops, 2, &res, NULL, NULL), NFS4_OK);
+		proto_cb_compound_res_free(&res);
+		CU_ASSERT_EQUAL(fh->lo->sid.seqid, seq + 1);
+	}
+
 	/* A recall of another layout type names nothing we hold. */
-	ops[0] = seq_op(SID, 4, 0);
+	ops[0] = seq_op(SID, 6, 0);
 	ops[1].nfs_cb_argop4_u.opcblayoutrecall.clora_type = LAYOUT4_NFSV4_1_FILES;
 	CU_ASSERT_EQUAL(cb_call(&r, 303, ops, 2, &res, NULL, NULL), NFS4ERR_NOMATCHING_LAYOUT);
 	proto_cb_compound_res_free(&res);
