@@ -100,6 +100,11 @@ void pc_layout_free(struct pc_layout *lo)
 		lo->commit_waiters = w->next;
 		free(w);
 	}
+	while (lo->get_waiters) {
+		struct pc_waiter *w = lo->get_waiters;
+		lo->get_waiters = w->next;
+		free(w);
+	}
 	free(lo->dirty);
 	free(lo->committing_list);
 	free(lo);
@@ -576,8 +581,37 @@ static void retry_fire(struct pnfs_context *ctx, struct pc_timer *t)
 	pc_layout_kick(t->arg);
 }
 
+int pc_layout_on_get(struct pc_layout *lo, void (*fn)(struct pnfs_context *, void *), void *arg)
+{
+	struct pc_waiter *w = calloc(1, sizeof(*w)), **tail = &lo->get_waiters;
+
+	if (!w)
+		return -ENOMEM;
+	w->fn = fn;
+	w->arg = arg;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = w;
+	return 0;
+}
+
+static void get_waiters_wake(struct pc_layout *lo, int result)
+{
+	struct pc_waiter *w = lo->get_waiters;
+
+	lo->get_result = result;
+	lo->get_waiters = NULL;
+	while (w) {
+		struct pc_waiter *next = w->next;
+		w->fn(lo->ctx, w->arg);
+		free(w);
+		w = next;
+	}
+}
+
 static void layoutget_done(struct pc_compound *c)
 {
+	int result = 0;
 	struct pc_layout *lo = c->priv;
 	struct pnfs_context *ctx = c->ctx;
 	nfs_resop4 *r = pc_res_op(c, OP_LAYOUTGET);
@@ -595,8 +629,11 @@ static void layoutget_done(struct pc_compound *c)
 		lo->trylater = 0;
 		if (bad && fh)
 			pc_fh_to_mds(fh, "the server's layout could not be used (undecodable or of another type)");
-		if (bad)
+		if (bad) {
 			waiters_to_mds(lo);
+			result = pc_err(ctx, -EPROTO, "LAYOUTGET: the server's layout could not be used "
+					"(undecodable or of another type)");
+		}
 		pc_compound_free(c);
 		pc_layout_kick(lo);
 		goto check_free;
@@ -609,9 +646,12 @@ static void layoutget_done(struct pc_compound *c)
 			lo->retry_timer.fn = retry_fire;
 			lo->retry_timer.arg = lo;
 			pc_timer_arm(ctx, &lo->retry_timer, TRYLATER_DELAY_MS);
+			result = 1;
 			break;
 		}
 		lo->trylater = 0;
+		result = pc_err(ctx, -EAGAIN, "%s: %s %d times in a row", c->what,
+				proto_nfsstat4_name(c->nfs_status), TRYLATER_MAX);
 		waiters_to_mds(lo); /* this I/O through the MDS; later ones try layouts again */
 		break;
 	case NFS4ERR_OLD_STATEID:
@@ -623,6 +663,7 @@ static void layoutget_done(struct pc_compound *c)
 			lo->retry_timer.fn = retry_fire;
 			lo->retry_timer.arg = lo;
 			pc_timer_arm(ctx, &lo->retry_timer, TRYLATER_DELAY_MS);
+			result = 1;
 			break;
 		}
 		lo->trylater = 0;
@@ -632,11 +673,14 @@ static void layoutget_done(struct pc_compound *c)
 			/* Our layout state is gone at the server: start again from the open stateid. */
 			sid_forget(lo);
 			pc_layout_kick(lo);
+			result = 1;
 			break;
 		}
 		/* fall through */
 	default:
-		pc_compound_err(c);
+		result = pc_compound_err(c);
+		if (result >= 0)
+			result = -EIO;
 		if (fh && (c->nfs_status == NFS4ERR_LAYOUTUNAVAILABLE || c->nfs_status == NFS4ERR_UNKNOWN_LAYOUTTYPE ||
 			   c->nfs_status == NFS4ERR_NOTSUPP || c->nfs_status == NFS4ERR_BADLAYOUT ||
 			   c->nfs_status == NFS4ERR_BADIOMODE || c->nfs_status == NFS4ERR_OP_ILLEGAL))
@@ -646,6 +690,7 @@ static void layoutget_done(struct pc_compound *c)
 	}
 	pc_compound_free(c);
 check_free:
+	get_waiters_wake(lo, result);
 	if (lo->refs == 0 && !lo->waitq && !lo->committing && !lo->returning)
 		pc_layout_free(lo);
 }

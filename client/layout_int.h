@@ -132,6 +132,10 @@ struct pc_layout {
 	struct pc_timer retry_timer;
 	uint32_t blksize;           /* commit and zero-fill granularity */
 	struct pc_waiter *commit_waiters;
+	/* Told when a LAYOUTGET ends (layout queries): get_result is 0 (installed), 1 (the server said
+	 * try again later) or -errno (failed, the context error says why). */
+	struct pc_waiter *get_waiters;
+	int get_result;
 };
 
 /* pio.c: (re)try an I/O; it completes, queues itself on its layout, or goes to the MDS. */
@@ -152,6 +156,9 @@ void pc_layout_kick(struct pc_layout *lo);
 /* Start a LAYOUTGET for [off, off+len) unless one is in flight; waiting I/O is kicked when it ends. */
 void pc_layout_get(struct pc_layout *lo, struct pnfs_fh *fh, uint64_t off, uint64_t len, uint64_t minlen,
 		   layoutiomode4 iomode);
+/* Run fn(ctx, arg) once, when the LAYOUTGET in flight (or the next one) ends; lo->get_result says
+ * how. 0 or -ENOMEM. */
+int pc_layout_on_get(struct pc_layout *lo, void (*fn)(struct pnfs_context *, void *), void *arg);
 /* The segment that serves offset off for I/O of this kind (write: RW only), or NULL. *recalled is set
  * when a recalled segment covers it (the I/O must wait). */
 struct pc_seg *pc_layout_find(struct pc_layout *lo, uint64_t off, int write, int *recalled);
