@@ -202,7 +202,7 @@ struct tool_mds_opts {
 	unsigned ndevices;
 	int scan_local;
 	const char *initiator;
-	unsigned timeout_s;         /* per SCSI command; 0: the library's default */
+	unsigned timeout_s;         /* per SCSI command; 0: 10 s */
 };
 int tool_mds_load(const char *url, const struct tool_mds_opts *o, uint64_t off, uint64_t len,
 		  struct tool_map *m, struct tool_mds **session, char *err, size_t errlen);

@@ -52,8 +52,7 @@ static int mount_one(struct tool_mds *s, int mds_io, struct pnfs_context **out, 
 	po.ndevices = s->o.ndevices;
 	po.scan_local = s->o.scan_local;
 	po.initiator_name = s->o.initiator;
-	if (s->o.timeout_s)
-		po.io_timeout_ms = s->o.timeout_s * 1000;
+	po.io_timeout_ms = (s->o.timeout_s ? s->o.timeout_s : 10) * 1000;
 	rc = pnfs_context_create(&po, &ctx);
 	if (rc)
 		return fail(err, errlen, rc, "cannot create a client context: %s", strerror(-rc));
