@@ -595,6 +595,19 @@ int pc_layout_on_get(struct pc_layout *lo, void (*fn)(struct pnfs_context *, voi
 	return 0;
 }
 
+int pc_layout_off_get(struct pc_layout *lo, void (*fn)(struct pnfs_context *, void *), void *arg)
+{
+	for (struct pc_waiter **pp = &lo->get_waiters; *pp; pp = &(*pp)->next) {
+		struct pc_waiter *w = *pp;
+		if (w->fn == fn && w->arg == arg) {
+			*pp = w->next;
+			free(w);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void get_waiters_wake(struct pc_layout *lo, int result)
 {
 	struct pc_waiter *w = lo->get_waiters;

@@ -159,6 +159,8 @@ void pc_layout_get(struct pc_layout *lo, struct pnfs_fh *fh, uint64_t off, uint6
 /* Run fn(ctx, arg) once, when the LAYOUTGET in flight (or the next one) ends; lo->get_result says
  * how. 0 or -ENOMEM. */
 int pc_layout_on_get(struct pc_layout *lo, void (*fn)(struct pnfs_context *, void *), void *arg);
+/* Take back a waiter pc_layout_on_get registered: 1 if it was still waiting, 0 if it ran. */
+int pc_layout_off_get(struct pc_layout *lo, void (*fn)(struct pnfs_context *, void *), void *arg);
 /* The segment that serves offset off for I/O of this kind (write: RW only), or NULL. *recalled is set
  * when a recalled segment covers it (the I/O must wait). */
 struct pc_seg *pc_layout_find(struct pc_layout *lo, uint64_t off, int write, int *recalled);

@@ -131,8 +131,10 @@ static void query_devices(struct lquery *q)
 				continue;
 			if (nseen < sizeof(seen) / sizeof(seen[0]))
 				seen[nseen++] = d;
-			if (pc_device_ensure(d, device_settled, q) == 0)
-				q->pending++;
+			/* Counted first: a fetch that fails at once settles before ensure returns. */
+			q->pending++;
+			if (pc_device_ensure(d, device_settled, q) != 0)
+				q->pending--;
 		}
 		pos = s->end;
 	}
@@ -205,10 +207,15 @@ static void query_step(struct lquery *q)
 		return;
 	}
 	if (!q->lo->getting) {
+		struct pc_layout *lo = q->lo;
 		uint64_t a = pos - pos % bsz;
 		q->asked = 1;
 		q->stuck_at = pos;
-		pc_layout_get(q->lo, q->fh, a, q->end - a, 0, LAYOUTIOMODE4_READ);
+		/* A LAYOUTGET that fails at once has ended (and told us) before this returns: q may be
+		 * gone then, so it is touched again only if the call was never sent at all. */
+		pc_layout_get(lo, q->fh, a, q->end - a, 0, LAYOUTIOMODE4_READ);
+		if (!lo->getting && pc_layout_off_get(lo, get_ended, q))
+			query_finish(q, pc_err(ctx, -ENOMEM, "LAYOUTGET: out of memory"), NULL);
 	}
 }
 
