@@ -752,6 +752,9 @@ struct commit_run {
 	pc_io_cb cb;
 	void *arg;
 	int sent_any;
+	unsigned flushing;          /* device flushes outstanding before the first LAYOUTCOMMIT */
+	int flush_err;
+	char flush_msg[700];
 };
 
 static void commit_send(struct commit_run *cr);
@@ -936,6 +939,93 @@ static void commit_send(struct commit_run *cr)
 	pc_submit(c);
 }
 
+static void commit_after_flush(struct commit_run *cr)
+{
+	struct pnfs_context *ctx = cr->lo->ctx;
+
+	if (!cr->flush_err) {
+		commit_send(cr);
+		return;
+	}
+	char msg[1000];
+
+	/* Not stable, so not committed (RFC 5663 §2.3.2): the blocks stay INVALID_DATA for others. */
+	snprintf(msg, sizeof(msg), "%s: cannot make the writes through the layout stable (%s); LAYOUTCOMMIT not "
+		 "sent, writes up to offset %llu may be lost",
+		 cr->fh ? pc_path_show(ctx, cr->fh->path) : "file", cr->flush_msg, (unsigned long long)cr->write_end);
+	if (cr->fh)
+		pc_fh_set_sticky(cr->fh, -EIO, "%s", msg);
+	cr->status = pc_err(ctx, -EIO, "%s", msg);
+	commit_finish(cr);
+}
+
+static void commit_flushed(struct blkmap_ctx *bctx, int status, const struct blkmap_io_result *res, void *arg)
+{
+	struct commit_run *cr = arg;
+	(void)bctx;
+
+	if (status < 0 && !cr->flush_err) {
+		cr->flush_err = status;
+		snprintf(cr->flush_msg, sizeof(cr->flush_msg), "%s",
+			 res && res->message ? res->message : strerror(-status));
+	}
+	if (--cr->flushing == 0)
+		commit_after_flush(cr);
+}
+
+/* Before LAYOUTCOMMIT the data must be stable (RFC 5663 §2.3.2): flush the LUNs holding the ranges
+ * being committed, every device's at once, then send. */
+static void commit_flush(struct commit_run *cr)
+{
+	struct pc_layout *lo = cr->lo;
+	struct pc_device **seen = calloc(lo->ncommitting ? lo->ncommitting : 1, sizeof(*seen));
+	struct blkmap_range *r = calloc(lo->ncommitting ? lo->ncommitting : 1, sizeof(*r));
+	size_t nseen = 0;
+
+	cr->flushing = 1; /* held while submitting */
+	if (!seen || !r) {
+		cr->flush_err = -ENOMEM;
+		snprintf(cr->flush_msg, sizeof(cr->flush_msg), "out of memory");
+	}
+	for (size_t i = 0; seen && r && i < lo->ncommitting; i++) {
+		struct pc_device *d = lo->committing_list[i].dev;
+		size_t k = 0, j;
+		int rc;
+		for (j = 0; j < nseen && seen[j] != d; j++)
+			;
+		if (j < nseen)
+			continue;
+		seen[nseen++] = d;
+		for (size_t m = i; m < lo->ncommitting; m++) {
+			if (lo->committing_list[m].dev != d)
+				continue;
+			r[k].off_bytes = lo->committing_list[m].soff;
+			r[k].len_bytes = lo->committing_list[m].len;
+			k++;
+		}
+		if (!d->vol) {
+			if (!cr->flush_err) {
+				cr->flush_err = -ENODEV;
+				snprintf(cr->flush_msg, sizeof(cr->flush_msg), "the device is gone: %s", d->why);
+			}
+			continue;
+		}
+		cr->flushing++;
+		rc = blkmap_vol_flush_ranges_async(d->vol, r, k, commit_flushed, cr);
+		if (rc < 0) {
+			cr->flushing--;
+			if (!cr->flush_err) {
+				cr->flush_err = rc;
+				snprintf(cr->flush_msg, sizeof(cr->flush_msg), "%s", blkmap_vol_errstr(d->vol));
+			}
+		}
+	}
+	free(seen);
+	free(r);
+	if (--cr->flushing == 0)
+		commit_after_flush(cr);
+}
+
 /* Start a commit of everything written so far; cb may be NULL (background). Returns 0 (cb will
  * run), -ENOENT (nothing to commit), -EBUSY (a commit is running: waiters see its end). */
 static int commit_start(struct pc_layout *lo, struct pnfs_fh *fh, pc_io_cb cb, void *arg)
@@ -972,7 +1062,7 @@ static int commit_start(struct pc_layout *lo, struct pnfs_fh *fh, pc_io_cb cb, v
 	lo->ndirty = 0;
 	lo->written = 0;
 	lo->write_end = 0;
-	commit_send(cr);
+	commit_flush(cr);
 	return 0;
 }
 
