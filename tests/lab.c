@@ -222,7 +222,7 @@ struct lab_sync_trace *lab_sync_trace_start_pid(int pid, char *why, size_t whyle
 			dup2(fd, 2);
 			close(fd);
 		}
-		execl("/usr/bin/strace", "strace", "-f", "-e", "trace=fdatasync,fsync,sync_file_range", "-o",
+		execl("/usr/bin/strace", "strace", "-f", "-ttt", "-e", "trace=fdatasync,fsync,sync_file_range", "-o",
 		      t->out, "-p", pidstr, (char *)NULL);
 		_exit(127);
 	}
@@ -269,7 +269,8 @@ struct lab_sync_trace *lab_sync_trace_start(struct test_lab *lab, char *why, siz
 
 /* The sync calls in the trace: the lines starting one ("... fdatasync(12) = 0", or
  * "... fdatasync(12 <unfinished ...>" when threads interleave; the "resumed" half is not counted). */
-static long trace_lines(const struct lab_sync_trace *t, int *fds, int maxfds, int *nfds, long skip)
+static long trace_lines(const struct lab_sync_trace *t, int *fds, int maxfds, int *nfds, long skip, double *first,
+			double *last)
 {
 	static const char *const calls[] = { " fdatasync(", " fsync(", " sync_file_range(" };
 	char line[1024];
@@ -286,7 +287,21 @@ static long trace_lines(const struct lab_sync_trace *t, int *fds, int maxfds, in
 			p = strstr(line, calls[k]);
 		if (!p)
 			continue;
-		if (n++ < skip || !nfds)
+		if (n++ < skip)
+			continue;
+		{
+			/* "PID SECONDS.MICROS fdatasync(..." (-f -ttt): the timestamp precedes the call */
+			const char *b = p;
+			double ts;
+			while (b > line && b[-1] != ' ')
+				b--;
+			ts = strtod(b, NULL);
+			if (first && *first == 0)
+				*first = ts;
+			if (last)
+				*last = ts;
+		}
+		if (!nfds)
 			continue;
 		{
 			int fd = atoi(strchr(p, '(') + 1), seen = 0;
@@ -303,12 +318,18 @@ static long trace_lines(const struct lab_sync_trace *t, int *fds, int maxfds, in
 int lab_sync_trace_count(struct lab_sync_trace *t, int *nfds)
 {
 	int fds[256];
-	return (int)(trace_lines(t, fds, 256, nfds, t->base) - t->base);
+	return (int)(trace_lines(t, fds, 256, nfds, t->base, NULL, NULL) - t->base);
+}
+
+int lab_sync_trace_times(struct lab_sync_trace *t, double *first_s, double *last_s)
+{
+	*first_s = *last_s = 0;
+	return (int)(trace_lines(t, NULL, 0, NULL, t->base, first_s, last_s) - t->base);
 }
 
 void lab_sync_trace_reset(struct lab_sync_trace *t)
 {
-	t->base = trace_lines(t, NULL, 0, NULL, 0);
+	t->base = trace_lines(t, NULL, 0, NULL, 0, NULL, NULL);
 }
 
 void lab_sync_trace_stop(struct lab_sync_trace *t)

@@ -53,6 +53,9 @@ struct lab_sync_trace *lab_sync_trace_start_pid(int pid, char *why, size_t whyle
  * many distinct file descriptors they were made on (one per LUN backing file). */
 int lab_sync_trace_count(struct lab_sync_trace *t, int *nfds);
 void lab_sync_trace_reset(struct lab_sync_trace *t);
+/* The same count, with the wall-clock times (seconds) of the first and the last of those calls
+ * (0 when none): traces of two processes can be compared to order their calls. */
+int lab_sync_trace_times(struct lab_sync_trace *t, double *first_s, double *last_s);
 /* Stop strace (it detaches) and free. Safe on NULL. */
 void lab_sync_trace_stop(struct lab_sync_trace *t);
 
