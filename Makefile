@@ -165,6 +165,12 @@ $(BUILD)/bin/bench-%: $(BUILD)/tests/bench/%.o $(LINK_all)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
+# bench-layoutget speaks NFSv4.1 to a real pnfs-mds through the tests' client.
+BENCH_NC_OBJS := $(BUILD)/tests/mds/nfsclient.o $(BUILD)/tests/mds/layout_util.o
+$(BUILD)/bin/bench-layoutget: $(BUILD)/tests/bench/layoutget.o $(BENCH_NC_OBJS) $(LINK_all)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $(BUILD)/tests/bench/layoutget.o $(BENCH_NC_OBJS) $(LINK_all) $(LDLIBS)
+
 # --- install -------------------------------------------------------------------------------
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8

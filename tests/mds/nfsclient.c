@@ -382,6 +382,8 @@ int nc_compound(struct nc *c, const nfs_argop4 *ops, unsigned n, struct proto_co
 	for (unsigned i = 0; i < n; i++)
 		if (ops[i].argop == OP_WRITE)
 			need += ops[i].nfs_argop4_u.opwrite.data.data_len;
+		else if (ops[i].argop == OP_LAYOUTCOMMIT)
+			need += ops[i].nfs_argop4_u.oplayoutcommit.loca_layoutupdate.lou_body.lou_body_len;
 	fill_call(c, &call, NFS4_PROGRAM, NFS_V4, NFSPROC4_COMPOUND, c->flavor);
 	rc = proto_msg_init(&m, need);
 	if (rc)
