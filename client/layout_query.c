@@ -32,7 +32,21 @@ static void query_finish(struct lquery *q, int status, struct pnfs_extent *ext)
 	pc_call_complete(&q->call, status, ext);
 }
 
-/* The extents of the live segments that serve the range, clipped to it, in file order. */
+/* Whether extent e, from file offset a on, continues the last one collected (so the answer does not
+ * depend on where the server cut its layouts): the same state and iomode, back to back in the file,
+ * and for extents with blocks on the same device, back to back in the volume too. */
+static int continues(const struct pnfs_extent *last, const struct pc_ext *e, uint64_t a, int rw)
+{
+	if (last->file_offset + last->length != a || (uint32_t)last->state != e->state || last->rw != rw)
+		return 0;
+	if (e->state == PNFS_BLOCK_NONE_DATA)
+		return 1;
+	return memcmp(last->deviceid, e->dev->id, sizeof(last->deviceid)) == 0 &&
+	       last->storage_offset + last->length == e->soff + (a - e->foff);
+}
+
+/* The extents of the live segments that serve the range, clipped to it, in file order, merged where
+ * one continues the other. */
 static int collect(struct lquery *q, struct pnfs_extent **out, size_t *nout)
 {
 	struct pnfs_extent *v = NULL;
@@ -53,6 +67,10 @@ static int collect(struct lquery *q, struct pnfs_extent **out, size_t *nout)
 			uint64_t b = e->foff + e->len < stop ? e->foff + e->len : stop;
 			if (b <= a)
 				continue;
+			if (n && continues(&v[n - 1], e, a, s->iomode == LAYOUTIOMODE4_RW)) {
+				v[n - 1].length = b - v[n - 1].file_offset;
+				continue;
+			}
 			if (n == cap) {
 				size_t nc = cap ? 2 * cap : 32;
 				void *p = realloc(v, nc * sizeof(*v));

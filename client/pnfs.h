@@ -239,7 +239,10 @@ int pnfs_fh_extents(struct pnfs_fh *fh, struct pnfs_extent **out, size_t *n);
  * from wherever the granted layout ends, until the range is covered; GETDEVICEINFO and resolution to
  * LUNs (through the context's portals and devices) of every device its extents name. The layout stays
  * cached (pnfs_close() returns it). status: the number of extents; data: struct pnfs_extent *, that
- * many, clipped to the range and in file order, owned by the caller (free() it; NULL when none).
+ * many, clipped to the range and in file order, owned by the caller (free() it; NULL when none);
+ * extents that continue each other (same state, back to back in the file and, with blocks, in the
+ * volume of one device) are merged, so the answer does not depend on how the server cut its
+ * layouts.
  * A device that cannot be resolved does not fail the call (see pnfs_device_info()). fh stays open
  * until the callback. Fails with -EOPNOTSUPP when the context uses no layouts (mds_io, or the server
  * offers neither block nor SCSI layouts). The sync form stores the array in *out and the count in *n. */

@@ -360,7 +360,82 @@ static void test_svg_renders(void)
 	CU_ASSERT_EQUAL(((unsigned)head[16] << 24 | head[17] << 16 | head[18] << 8 | head[19]), 1000);
 }
 
+/* A file longer than one LAYOUTGET covers (the server grants at most 64 MiB past the offset): the
+ * query asks again from where each layout ends until the range is covered, clips to it, and the
+ * tool shows the whole file. */
+#define FAR_OFF (150ull * MIB)
+static void test_long_file_layouts(void)
+{
+	struct pnfs_opts o;
+	struct pnfs_context *ctx = NULL;
+	struct pnfs_fh *fh = NULL;
+	struct pnfs_extent *ext = NULL;
+	struct pnfs_stats s0, s1;
+	const char *urls[NLUNS];
+	uint8_t head[4096], tail[4096];
+	uint64_t pos = 0;
+	size_t n = 0;
+	char *out = NULL, cmd[5000];
+
+	NEED_MDS();
+	for (int i = 0; i < NLUNS; i++)
+		urls[i] = lab->urls[i];
+	pnfs_opts_init(&o);
+	o.devices = urls;
+	o.ndevices = NLUNS;
+	o.initiator_name = "iqn.2024-01.test.pnfs:extents-long";
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", mds->port, "/"), 0);
+	test_fill_random(head, sizeof(head), 301);
+	test_fill_random(tail, sizeof(tail), 302);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/long.bin", O_CREAT | O_EXCL | O_RDWR, 0644, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_pwrite(ctx, fh, head, sizeof(head), 0), (ssize_t)sizeof(head));
+	CU_ASSERT_EQUAL(pnfs_pwrite(ctx, fh, tail, sizeof(tail), FAR_OFF), (ssize_t)sizeof(tail));
+	CU_ASSERT_EQUAL_FATAL(pnfs_close(ctx, fh), 0);
+
+	/* The library call: the whole file in READ layouts, from more than one LAYOUTGET. */
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/long.bin", O_RDONLY, 0, &fh), 0);
+	pnfs_get_stats(ctx, &s0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_layout_extents(ctx, fh, 0, FAR_OFF + 4096, &ext, &n), 0);
+	pnfs_get_stats(ctx, &s1);
+	CU_ASSERT(s1.layoutgets - s0.layoutgets >= 2);
+	/* Merged across the layouts' boundaries: the data, the hole, the data. */
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		CU_ASSERT_EQUAL(ext[i].file_offset, pos);
+		pos = ext[i].file_offset + ext[i].length;
+		if (ext[i].state != PNFS_EXT_NONE)
+			CU_ASSERT_EQUAL(pnfs_device_info(ctx, ext[i].deviceid, NULL, NULL), 1);
+	}
+	CU_ASSERT_EQUAL(pos, FAR_OFF + 4096);
+	CU_ASSERT_EQUAL(ext[0].state, PNFS_EXT_READ);
+	CU_ASSERT_EQUAL(ext[0].length, 4096);
+	CU_ASSERT_EQUAL(ext[n - 1].state, PNFS_EXT_READ);
+	CU_ASSERT_EQUAL(ext[n - 1].file_offset, FAR_OFF);
+	free(ext);
+	/* A part in the middle: clipped to it, one hole. */
+	CU_ASSERT_EQUAL(pnfs_layout_extents(ctx, fh, 80 * MIB, 4 * MIB, &ext, &n), 0);
+	CU_ASSERT_EQUAL_FATAL(n, 1);
+	CU_ASSERT_EQUAL(ext[0].file_offset, 80 * MIB);
+	CU_ASSERT_EQUAL(ext[0].length, 4 * MIB);
+	CU_ASSERT_EQUAL(ext[0].state, PNFS_EXT_NONE);
+	free(ext);
+	CU_ASSERT_EQUAL(pnfs_close(ctx, fh), 0);
+	CU_ASSERT_EQUAL(pnfs_umount(ctx), 0);
+	pnfs_context_destroy(ctx);
+
+	/* The command over it: READ, NONE, READ to the end, verified against the MDS path. */
+	snprintf(cmd, sizeof(cmd), "%s --no-split --verify", devs);
+	CU_ASSERT_EQUAL(test_run(&out, "%s pnfs://127.0.0.1:%d/long.bin %s 2>&1", test_bin("pnfs-extents"),
+				 mds->port, cmd),
+			0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "range     0+157290496"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "3 extents, 2 ok, 1 reading as zeros, 0 bad"));
+	free(out);
+}
+
 TEST_SUITE(extents_mds, "integration/extents_mds", suite_init, suite_clean,
 	   { "states_and_lbas", test_states_and_lbas },
 	   { "verify", test_verify },
-	   { "svg_renders", test_svg_renders });
+	   { "svg_renders", test_svg_renders },
+	   { "long_file_layouts", test_long_file_layouts });
