@@ -188,6 +188,23 @@ int blkmap_dev_writev_async(struct blkmap_dev *dev, uint64_t off_bytes, const st
 int blkmap_dev_pread(struct blkmap_dev *dev, void *buf, size_t len, uint64_t off_bytes);
 int blkmap_dev_pwrite(struct blkmap_dev *dev, const void *buf, size_t len, uint64_t off_bytes);
 
+/* Make the writes the device acknowledged before this call stable (RFC 8881's "stable storage"): an
+ * iSCSI LUN gets SYNCHRONIZE CACHE(10) over the whole LUN (IMMED 0: the target answers once its cache
+ * is written out); block devices and files get fdatasync(2) in a worker. Writes still in flight when
+ * the flush is submitted are not covered. A target that refuses the command as ILLEGAL REQUEST /
+ * INVALID COMMAND OPERATION CODE has no volatile cache (SBC lets such devices omit it): the flush
+ * succeeds, the device remembers it and later flushes complete without a command (then the callback
+ * runs before the async call returns). Retried on UNIT ATTENTION and across reconnects like I/O, and
+ * bounded by the command timeout on iSCSI; on failure res->message names the device
+ * ("iscsi://...: SYNCHRONIZE CACHE(10): no session within 2000 ms (...)"). Async form: 0 (callback
+ * will run) or -errno (it will not). */
+int blkmap_dev_flush_async(struct blkmap_dev *dev, blkmap_io_cb cb, void *private_data);
+int blkmap_dev_flush(struct blkmap_dev *dev);
+/* Flushes completed successfully on this device (tests, metrics). */
+unsigned blkmap_dev_flushes(const struct blkmap_dev *dev);
+/* 0 once the target said it has no SYNCHRONIZE CACHE (no volatile cache); 1 otherwise. */
+int blkmap_dev_has_volatile_cache(const struct blkmap_dev *dev);
+
 /* ---- SCSI persistent reservations ------------------------------------------------------------- */
 
 enum blkmap_pr_type { /* SPC PERSISTENT RESERVE type codes */
@@ -390,6 +407,22 @@ int blkmap_vol_writev_async(struct blkmap_vol *vol, uint64_t off_bytes, const st
 			    blkmap_io_cb cb, void *private_data);
 int blkmap_vol_pread(struct blkmap_vol *vol, void *buf, size_t len, uint64_t off_bytes);
 int blkmap_vol_pwrite(struct blkmap_vol *vol, const void *buf, size_t len, uint64_t off_bytes);
+
+/* Flush the volume's leaves (blkmap_dev_flush on each distinct bound device), every one at once from
+ * the context's loop; the request completes when all have answered. blkmap_vol_flush_async: every
+ * leaf, which must all be bound (-ENODEV otherwise). blkmap_vol_flush_ranges_async: only the leaves
+ * holding a byte of one of the top-volume ranges (-ERANGE outside the volume, -EINVAL when the
+ * ranges are all empty); the array is read before the call returns. On failure res names the first
+ * failing leaf and device; the other flushes still ran. blkmap_vol_flush: sync, every leaf, with
+ * blkmap_vol_errstr() naming the device on failure. */
+struct blkmap_range {
+	uint64_t off_bytes;
+	uint64_t len_bytes;
+};
+int blkmap_vol_flush_async(struct blkmap_vol *vol, blkmap_io_cb cb, void *private_data);
+int blkmap_vol_flush_ranges_async(struct blkmap_vol *vol, const struct blkmap_range *ranges, size_t nranges,
+				  blkmap_io_cb cb, void *private_data);
+int blkmap_vol_flush(struct blkmap_vol *vol);
 
 /* ---- device-mapper tables --------------------------------------------------------------------- */
 

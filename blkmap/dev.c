@@ -17,6 +17,8 @@ const char *bm_op_name(const struct bm_cmd *cmd)
 		return "WRITE(16)";
 	case BM_OP_PROUT:
 		return "PERSISTENT RESERVE OUT";
+	case BM_OP_FLUSH:
+		return cmd->dev->kind == BLKMAP_DEV_ISCSI ? "SYNCHRONIZE CACHE(10)" : "fdatasync";
 	case BM_OP_CDB:
 		switch (cmd->cdb[0]) {
 		case 0x12:
@@ -33,6 +35,15 @@ const char *bm_op_name(const struct bm_cmd *cmd)
 		return "SCSI command";
 	}
 	return "command";
+}
+
+const char *bm_cmd_what(const struct bm_cmd *cmd, char *buf, size_t len)
+{
+	if (cmd->op == BM_OP_FLUSH)
+		snprintf(buf, len, "%s", bm_op_name(cmd));
+	else
+		snprintf(buf, len, "%s LBA %" PRIu64 "+%u", bm_op_name(cmd), cmd->lba, cmd->nblocks);
+	return buf;
 }
 
 int blkmap_dev_open(struct blkmap_ctx *ctx, const char *spec, unsigned flags, struct blkmap_dev **out)
@@ -192,6 +203,16 @@ unsigned blkmap_dev_inflight(const struct blkmap_dev *dev)
 unsigned blkmap_dev_logins(const struct blkmap_dev *dev)
 {
 	return dev->logins;
+}
+
+unsigned blkmap_dev_flushes(const struct blkmap_dev *dev)
+{
+	return dev->flushes;
+}
+
+int blkmap_dev_has_volatile_cache(const struct blkmap_dev *dev)
+{
+	return !dev->no_sync_cache;
 }
 
 int blkmap_dev_inquiry(struct blkmap_dev *dev, struct blkmap_inquiry *out)
@@ -421,6 +442,64 @@ int blkmap_dev_pwrite(struct blkmap_dev *dev, const void *buf, size_t len, uint6
 	if (dev->ctx->depth > 0)
 		return bm_err(dev->ctx, -EDEADLK, "%s: sync write from inside a completion callback", dev->name);
 	rc = blkmap_dev_writev_async(dev, off_bytes, &iov, 1, sync_io_cb, &w);
+	return rc < 0 ? rc : sync_finish(dev->ctx, &w);
+}
+
+/* ---- cache flush ------------------------------------------------------------------------------ */
+
+int bm_flush_count(struct bm_req *req, struct bm_cmd *cmd)
+{
+	(void)req;
+	cmd->dev->flushes++;
+	return 0;
+}
+
+int bm_flush_queue(struct bm_req *req, struct blkmap_dev *dev, int leaf)
+{
+	struct bm_cmd *c;
+
+	if (dev->no_sync_cache) {
+		/* the target said it has no SYNCHRONIZE CACHE: it acknowledges writes from stable media */
+		dev->flushes++;
+		return 0;
+	}
+	c = bm_cmd_new(req, dev, BM_OP_FLUSH);
+	if (!c)
+		return -ENOMEM;
+	c->leaf = leaf;
+	bm_dev_enqueue(dev, c);
+	return 0;
+}
+
+int blkmap_dev_flush_async(struct blkmap_dev *dev, blkmap_io_cb cb, void *private_data)
+{
+	struct bm_req *req;
+
+	if (!dev->ctx)
+		return -ENODEV; /* its context was destroyed */
+	req = bm_req_new(dev->ctx);
+	if (!req)
+		return bm_err(dev->ctx, -ENOMEM, "%s: out of memory", dev->name);
+	req->io_cb = cb;
+	req->priv = private_data;
+	req->finish = bm_flush_count;
+	if (bm_flush_queue(req, dev, -1) < 0)
+		bm_req_fail_early(req, -ENOMEM, "%s: out of memory queueing a cache flush", dev->name);
+	bm_dev_dispatch(dev);
+	bm_req_submit_done(req);
+	return 0;
+}
+
+int blkmap_dev_flush(struct blkmap_dev *dev)
+{
+	struct sync_wait w = { 0, 0 };
+	int rc;
+
+	if (!dev->ctx)
+		return -ENODEV;
+	if (dev->ctx->depth > 0)
+		return bm_err(dev->ctx, -EDEADLK, "%s: sync flush from inside a completion callback", dev->name);
+	rc = blkmap_dev_flush_async(dev, sync_io_cb, &w);
 	return rc < 0 ? rc : sync_finish(dev->ctx, &w);
 }
 

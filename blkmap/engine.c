@@ -198,3 +198,113 @@ int blkmap_vol_pr_register(struct blkmap_vol *vol)
 	}
 	return 0;
 }
+
+/* ---- cache flushes -------------------------------------------------------------------------------- */
+
+/* One request with a flush command for each distinct device among the marked leaves, all dispatched
+ * at once so the LUNs write their caches out in parallel. */
+static int flush_leaves(struct blkmap_vol *vol, const uint8_t *mark, blkmap_io_cb cb, void *priv)
+{
+	struct blkmap_ctx *ctx = NULL;
+	struct bm_req *req;
+
+	for (unsigned i = 0; i < vol->n; i++) {
+		struct blkmap_dev *dev = vol->v[i].dev;
+		if (!mark[i])
+			continue;
+		if (!dev)
+			return bm_vol_err(vol, -ENODEV, "volume %u (%s) is not bound to a device", i,
+					  bm_vol_type_name(vol->v[i].type));
+		if (!dev->ctx)
+			return bm_vol_err(vol, -ENODEV, "volume %u: the blkmap context of %s was destroyed", i,
+					  dev->name);
+		if (ctx && dev->ctx != ctx)
+			return bm_vol_err(vol, -EINVAL, "volume %u: its devices belong to different blkmap contexts", i);
+		ctx = dev->ctx;
+	}
+	if (!ctx)
+		return bm_vol_err(vol, -ENODEV, "no leaf of the volume is bound to a device");
+	req = bm_req_new(ctx);
+	if (!req)
+		return bm_vol_err(vol, -ENOMEM, "out of memory");
+	req->io_cb = cb;
+	req->priv = priv;
+	req->finish = bm_flush_count;
+	for (unsigned i = 0; i < vol->n && req->status == 0; i++) {
+		struct blkmap_dev *dev = vol->v[i].dev;
+		int dup = 0;
+		if (!mark[i])
+			continue;
+		for (unsigned j = 0; j < i && !dup; j++)
+			dup = mark[j] && vol->v[j].dev == dev;
+		if (!dup && bm_flush_queue(req, dev, (int)i) < 0)
+			bm_req_fail_early(req, -ENOMEM, "out of memory queueing cache flushes");
+	}
+	for (unsigned i = 0; i < vol->n; i++)
+		if (mark[i] && vol->v[i].dev->pend_head)
+			bm_dev_dispatch(vol->v[i].dev);
+	bm_req_submit_done(req);
+	return 0;
+}
+
+int blkmap_vol_flush_async(struct blkmap_vol *vol, blkmap_io_cb cb, void *private_data)
+{
+	uint8_t *mark = calloc(vol->n ? vol->n : 1, 1);
+	int rc;
+
+	if (!mark)
+		return bm_vol_err(vol, -ENOMEM, "out of memory");
+	for (unsigned i = 0; i < vol->n; i++)
+		mark[i] = (uint8_t)blkmap_vol_is_leaf(vol, i);
+	rc = flush_leaves(vol, mark, cb, private_data);
+	free(mark);
+	return rc;
+}
+
+int blkmap_vol_flush_ranges_async(struct blkmap_vol *vol, const struct blkmap_range *ranges, size_t nranges,
+				  blkmap_io_cb cb, void *private_data)
+{
+	uint8_t *mark = calloc(vol->n ? vol->n : 1, 1);
+	int rc = 0, any = 0;
+
+	if (!mark)
+		return bm_vol_err(vol, -ENOMEM, "out of memory");
+	for (size_t k = 0; k < nranges && rc == 0; k++) {
+		struct blkmap_run *runs = NULL;
+		size_t nruns = 0;
+		if (ranges[k].len_bytes == 0)
+			continue;
+		rc = blkmap_vol_map(vol, ranges[k].off_bytes, ranges[k].len_bytes, &runs, &nruns);
+		for (size_t i = 0; rc == 0 && i < nruns; i++) {
+			mark[runs[i].leaf] = 1;
+			any = 1;
+		}
+		free(runs);
+	}
+	if (rc == 0 && !any)
+		rc = bm_vol_err(vol, -EINVAL, "no bytes to flush");
+	if (rc == 0)
+		rc = flush_leaves(vol, mark, cb, private_data);
+	free(mark);
+	return rc;
+}
+
+int blkmap_vol_flush(struct blkmap_vol *vol)
+{
+	struct vwait w = { 0, 0, vol };
+	struct blkmap_ctx *ctx = NULL;
+	int rc;
+
+	for (unsigned i = 0; i < vol->n && !ctx; i++)
+		if (vol->v[i].dev && vol->v[i].dev->ctx)
+			ctx = vol->v[i].dev->ctx;
+	if (!ctx)
+		return bm_vol_err(vol, -ENODEV, "no leaf of the volume is bound to a device");
+	if (ctx->depth > 0)
+		return bm_vol_err(vol, -EDEADLK, "sync volume flush from inside a completion callback");
+	rc = blkmap_vol_flush_async(vol, vwait_cb, &w);
+	if (rc < 0)
+		return rc;
+	rc = bm_wait(ctx, &w.done);
+	return rc < 0 ? rc : w.status;
+}

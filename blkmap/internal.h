@@ -108,6 +108,8 @@ struct blkmap_dev {
 	char down_reason[300];
 	uint64_t pr_key;     /* registered through this device; restored after reconnect */
 	int no_preempt_abort; /* the target refused PREEMPT AND ABORT: PREEMPT is used */
+	int no_sync_cache;   /* the target has no SYNCHRONIZE CACHE (no volatile cache): flushes succeed at once */
+	unsigned flushes;    /* flush commands completed on the device (sent or answered by no_sync_cache) */
 	int restore_step;
 	struct bm_cmd *restore_cmd;
 
@@ -123,6 +125,7 @@ enum bm_op {
 	BM_OP_WRITE,
 	BM_OP_CDB,   /* raw SCSI CDB: data in (din) or out (dout) */
 	BM_OP_PROUT, /* block devices: PR OUT through ioctls (iSCSI uses BM_OP_CDB) */
+	BM_OP_FLUSH, /* the device's volatile write cache to stable media: SYNCHRONIZE CACHE(10) or fdatasync */
 };
 
 struct bm_req;
@@ -201,6 +204,13 @@ void bm_dev_tick(struct blkmap_dev *dev, int64_t now);
 void bm_dev_destroy(struct blkmap_dev *dev);
 void bm_cmd_finish(struct bm_cmd *cmd, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *bm_op_name(const struct bm_cmd *cmd);
+/* Queue a flush command for dev in req (nothing when the device is known to have no volatile cache);
+ * the caller dispatches. 0 or -ENOMEM. */
+int bm_flush_queue(struct bm_req *req, struct blkmap_dev *dev, int leaf);
+/* A flush request's finish: counts the device's completed flushes. */
+int bm_flush_count(struct bm_req *req, struct bm_cmd *cmd);
+/* "WRITE(16) LBA 2048+256", or just the command's name when it has no LBA range (a flush) */
+const char *bm_cmd_what(const struct bm_cmd *cmd, char *buf, size_t len);
 
 /* iscsi.c */
 int bm_iscsi_open(struct blkmap_dev *dev, const char *url);

@@ -186,10 +186,11 @@ static void requeue_inflight(struct blkmap_dev *dev, int64_t now, const char *wh
 	}
 	while (expired) {
 		struct bm_cmd *c = expired;
+		char what[80];
 		expired = c->next;
 		c->next = NULL;
-		bm_cmd_finish(c, -ETIMEDOUT, "%s: %s LBA %" PRIu64 "+%u: no response within %u ms (%s)", dev->name,
-			      bm_op_name(c), c->lba, c->nblocks, dev->ctx->timeout_ms, why);
+		bm_cmd_finish(c, -ETIMEDOUT, "%s: %s: no response within %u ms (%s)", dev->name,
+			      bm_cmd_what(c, what, sizeof(what)), dev->ctx->timeout_ms, why);
 	}
 }
 
@@ -428,8 +429,9 @@ void bm_iscsi_tick(struct blkmap_dev *dev, int64_t now)
 				c->next = c->prev = NULL;
 				c->on_list = 0;
 				dev->npending--;
-				bm_cmd_finish(c, -ETIMEDOUT, "%s: %s LBA %" PRIu64 "+%u: no session within %u ms (%s)",
-					      dev->name, bm_op_name(c), c->lba, c->nblocks, dev->ctx->timeout_ms,
+				char what[80];
+				bm_cmd_finish(c, -ETIMEDOUT, "%s: %s: no session within %u ms (%s)", dev->name,
+					      bm_cmd_what(c, what, sizeof(what)), dev->ctx->timeout_ms,
 					      dev->down_reason[0] ? dev->down_reason : "not connected");
 				if (dev->refs == 0)
 					return;
@@ -503,6 +505,16 @@ static void task_cb(struct iscsi_context *isc, int status, void *data, void *pri
 		c->cdb[1] = (uint8_t)((c->cdb[1] & 0xe0) | BLKMAP_PR_PREEMPT);
 		retry = 1;
 	}
+	if (rc == -EINVAL && c->op == BM_OP_FLUSH && task->sense.ascq == SCSI_SENSE_ASCQ_INVALID_OPERATION_CODE) {
+		/* SBC: a device without a volatile write cache need not implement SYNCHRONIZE CACHE; what it
+		 * acknowledged is on stable media already */
+		if (!dev->no_sync_cache)
+			LOG_INFO("%s: the target has no SYNCHRONIZE CACHE(10): treated as having no volatile write "
+				 "cache",
+				 dev->name);
+		dev->no_sync_cache = 1;
+		rc = 0;
+	}
 	scsi_free_scsi_task(task);
 	if (retry && c->retries < BM_MAX_RETRIES && bm_now_ms() < c->deadline_ms) {
 		/* UNIT ATTENTION (reset, reservations preempted or released), BUSY: send it again */
@@ -531,9 +543,10 @@ static void task_cb(struct iscsi_context *isc, int status, void *data, void *pri
 		}
 		return;
 	}
-	if (rc < 0)
-		bm_cmd_finish(c, rc, "%s: %s LBA %" PRIu64 "+%u: %s", dev->name, bm_op_name(c), c->lba, c->nblocks, why);
-	else
+	if (rc < 0) {
+		char what[80];
+		bm_cmd_finish(c, rc, "%s: %s: %s", dev->name, bm_cmd_what(c, what, sizeof(what)), why);
+	} else
 		bm_cmd_finish(c, 0, NULL);
 }
 
@@ -565,6 +578,10 @@ int bm_iscsi_send(struct bm_cmd *c)
 		}
 		break;
 	}
+	case BM_OP_FLUSH:
+		/* LBA 0, 0 blocks: the whole LUN; IMMED 0: status only once the cache is written */
+		task = iscsi_synchronizecache10_task(dev->isc, dev->lun, 0, 0, 0, 0, task_cb, c);
+		break;
 	case BM_OP_PROUT:
 		break;
 	}

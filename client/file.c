@@ -492,7 +492,7 @@ static void fsync_finish(struct pnfs_context *ctx, struct fh_call *fc)
 	struct pnfs_fh *fh = fc->fh;
 	int rc = fc->status;
 
-	if (rc == 0 && fh->sticky_err) {
+	if ((rc == 0 || rc == fh->sticky_err) && fh->sticky_err) {
 		rc = fh->sticky_err;
 		pc_err(ctx, rc, "%s", fh->sticky_msg);
 		fh->sticky_err = 0; /* reported once, like write-back errors */

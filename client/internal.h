@@ -277,7 +277,7 @@ struct pnfs_fh {
 	int verf_mismatch;
 	/* an error to report at fsync/close: data that could not be made durable */
 	int sticky_err;
-	char sticky_msg[256];
+	char sticky_msg[512];
 	struct pc_waiter *idle_waiters;  /* run when ios_inflight drops to 0 */
 	/* data path */
 	struct pc_layout *lo;

@@ -100,6 +100,11 @@ void pc_layout_free(struct pc_layout *lo)
 		lo->commit_waiters = w->next;
 		free(w);
 	}
+	while (lo->get_waiters) {
+		struct pc_waiter *w = lo->get_waiters;
+		lo->get_waiters = w->next;
+		free(w);
+	}
 	free(lo->dirty);
 	free(lo->committing_list);
 	free(lo);
@@ -576,8 +581,37 @@ static void retry_fire(struct pnfs_context *ctx, struct pc_timer *t)
 	pc_layout_kick(t->arg);
 }
 
+int pc_layout_on_get(struct pc_layout *lo, void (*fn)(struct pnfs_context *, void *), void *arg)
+{
+	struct pc_waiter *w = calloc(1, sizeof(*w)), **tail = &lo->get_waiters;
+
+	if (!w)
+		return -ENOMEM;
+	w->fn = fn;
+	w->arg = arg;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = w;
+	return 0;
+}
+
+static void get_waiters_wake(struct pc_layout *lo, int result)
+{
+	struct pc_waiter *w = lo->get_waiters;
+
+	lo->get_result = result;
+	lo->get_waiters = NULL;
+	while (w) {
+		struct pc_waiter *next = w->next;
+		w->fn(lo->ctx, w->arg);
+		free(w);
+		w = next;
+	}
+}
+
 static void layoutget_done(struct pc_compound *c)
 {
+	int result = 0;
 	struct pc_layout *lo = c->priv;
 	struct pnfs_context *ctx = c->ctx;
 	nfs_resop4 *r = pc_res_op(c, OP_LAYOUTGET);
@@ -595,8 +629,11 @@ static void layoutget_done(struct pc_compound *c)
 		lo->trylater = 0;
 		if (bad && fh)
 			pc_fh_to_mds(fh, "the server's layout could not be used (undecodable or of another type)");
-		if (bad)
+		if (bad) {
 			waiters_to_mds(lo);
+			result = pc_err(ctx, -EPROTO, "LAYOUTGET: the server's layout could not be used "
+					"(undecodable or of another type)");
+		}
 		pc_compound_free(c);
 		pc_layout_kick(lo);
 		goto check_free;
@@ -609,9 +646,12 @@ static void layoutget_done(struct pc_compound *c)
 			lo->retry_timer.fn = retry_fire;
 			lo->retry_timer.arg = lo;
 			pc_timer_arm(ctx, &lo->retry_timer, TRYLATER_DELAY_MS);
+			result = 1;
 			break;
 		}
 		lo->trylater = 0;
+		result = pc_err(ctx, -EAGAIN, "%s: %s %d times in a row", c->what,
+				proto_nfsstat4_name(c->nfs_status), TRYLATER_MAX);
 		waiters_to_mds(lo); /* this I/O through the MDS; later ones try layouts again */
 		break;
 	case NFS4ERR_OLD_STATEID:
@@ -623,6 +663,7 @@ static void layoutget_done(struct pc_compound *c)
 			lo->retry_timer.fn = retry_fire;
 			lo->retry_timer.arg = lo;
 			pc_timer_arm(ctx, &lo->retry_timer, TRYLATER_DELAY_MS);
+			result = 1;
 			break;
 		}
 		lo->trylater = 0;
@@ -632,11 +673,14 @@ static void layoutget_done(struct pc_compound *c)
 			/* Our layout state is gone at the server: start again from the open stateid. */
 			sid_forget(lo);
 			pc_layout_kick(lo);
+			result = 1;
 			break;
 		}
 		/* fall through */
 	default:
-		pc_compound_err(c);
+		result = pc_compound_err(c);
+		if (result >= 0)
+			result = -EIO;
 		if (fh && (c->nfs_status == NFS4ERR_LAYOUTUNAVAILABLE || c->nfs_status == NFS4ERR_UNKNOWN_LAYOUTTYPE ||
 			   c->nfs_status == NFS4ERR_NOTSUPP || c->nfs_status == NFS4ERR_BADLAYOUT ||
 			   c->nfs_status == NFS4ERR_BADIOMODE || c->nfs_status == NFS4ERR_OP_ILLEGAL))
@@ -646,6 +690,7 @@ static void layoutget_done(struct pc_compound *c)
 	}
 	pc_compound_free(c);
 check_free:
+	get_waiters_wake(lo, result);
 	if (lo->refs == 0 && !lo->waitq && !lo->committing && !lo->returning)
 		pc_layout_free(lo);
 }
@@ -752,6 +797,12 @@ struct commit_run {
 	pc_io_cb cb;
 	void *arg;
 	int sent_any;
+	struct pc_device *ow_devs[PC_OW_DEVS_MAX]; /* taken from the layout: flushed whole */
+	unsigned now_devs;
+	int ow_all;
+	unsigned flushing;          /* device flushes outstanding before the first LAYOUTCOMMIT */
+	int flush_err;
+	char flush_msg[700];
 };
 
 static void commit_send(struct commit_run *cr);
@@ -936,6 +987,133 @@ static void commit_send(struct commit_run *cr)
 	pc_submit(c);
 }
 
+static void commit_after_flush(struct commit_run *cr)
+{
+	struct pnfs_context *ctx = cr->lo->ctx;
+
+	if (!cr->flush_err) {
+		commit_send(cr);
+		return;
+	}
+	char msg[1000];
+
+	/* Not stable, so not committed (RFC 5663 §2.3.2): the blocks stay INVALID_DATA for others. */
+	snprintf(msg, sizeof(msg), "%s: cannot make the writes through the layout stable (%s); LAYOUTCOMMIT not "
+		 "sent, writes up to offset %llu may be lost",
+		 cr->fh ? pc_path_show(ctx, cr->fh->path) : "file", cr->flush_msg, (unsigned long long)cr->write_end);
+	if (cr->fh)
+		pc_fh_set_sticky(cr->fh, -EIO, "%s", msg);
+	cr->status = pc_err(ctx, -EIO, "%s", msg);
+	commit_finish(cr);
+}
+
+static void commit_flushed(struct blkmap_ctx *bctx, int status, const struct blkmap_io_result *res, void *arg)
+{
+	struct commit_run *cr = arg;
+	(void)bctx;
+
+	if (status < 0 && !cr->flush_err) {
+		cr->flush_err = status;
+		snprintf(cr->flush_msg, sizeof(cr->flush_msg), "%s",
+			 res && res->message ? res->message : strerror(-status));
+	}
+	if (--cr->flushing == 0)
+		commit_after_flush(cr);
+}
+
+void pc_layout_note_overwrite(struct pc_layout *lo, struct pc_device *dev)
+{
+	for (unsigned i = 0; i < lo->now_devs; i++)
+		if (lo->ow_devs[i] == dev)
+			return;
+	if (lo->now_devs < PC_OW_DEVS_MAX)
+		lo->ow_devs[lo->now_devs++] = dev;
+	else
+		lo->ow_all = 1;
+}
+
+static int ow_has(const struct commit_run *cr, const struct pc_device *d)
+{
+	if (cr->ow_all)
+		return 1;
+	for (unsigned i = 0; i < cr->now_devs; i++)
+		if (cr->ow_devs[i] == d)
+			return 1;
+	return 0;
+}
+
+static void flush_note_err(struct commit_run *cr, int rc, const char *fmt, const char *what)
+{
+	if (cr->flush_err)
+		return;
+	cr->flush_err = rc;
+	snprintf(cr->flush_msg, sizeof(cr->flush_msg), fmt, what);
+}
+
+/* One device's flush: the whole volume, or the leaves holding ranges r[0..k). */
+static void flush_device(struct commit_run *cr, struct pc_device *d, const struct blkmap_range *r, size_t k)
+{
+	int rc;
+
+	if (!d->vol) {
+		flush_note_err(cr, -ENODEV, "the device is gone: %s", d->why);
+		return;
+	}
+	cr->flushing++;
+	rc = k ? blkmap_vol_flush_ranges_async(d->vol, r, k, commit_flushed, cr)
+	       : blkmap_vol_flush_async(d->vol, commit_flushed, cr);
+	if (rc < 0) {
+		cr->flushing--;
+		flush_note_err(cr, rc, "%s", blkmap_vol_errstr(d->vol));
+	}
+}
+
+/* Before LAYOUTCOMMIT the data must be stable (RFC 5663 §2.3.2): flush the LUNs holding the ranges
+ * being committed (whole devices for writes into READ_WRITE_DATA extents), every device's at once,
+ * then send. */
+static void commit_flush(struct commit_run *cr)
+{
+	struct pc_layout *lo = cr->lo;
+	struct pc_device **seen = calloc(lo->ncommitting ? lo->ncommitting : 1, sizeof(*seen));
+	struct blkmap_range *r = calloc(lo->ncommitting ? lo->ncommitting : 1, sizeof(*r));
+	size_t nseen = 0;
+
+	cr->flushing = 1; /* held while submitting */
+	if (!seen || !r)
+		flush_note_err(cr, -ENOMEM, "%s", "out of memory");
+	if (cr->ow_all) {
+		for (struct pc_device *d = lo->ctx->devices_list; d; d = d->next)
+			if (d->vol)
+				flush_device(cr, d, NULL, 0);
+	} else {
+		for (unsigned i = 0; i < cr->now_devs; i++)
+			flush_device(cr, cr->ow_devs[i], NULL, 0);
+	}
+	for (size_t i = 0; seen && r && i < lo->ncommitting; i++) {
+		struct pc_device *d = lo->committing_list[i].dev;
+		size_t k = 0, j;
+		for (j = 0; j < nseen && seen[j] != d; j++)
+			;
+		if (j < nseen)
+			continue;
+		seen[nseen++] = d;
+		if (ow_has(cr, d))
+			continue; /* flushed whole above */
+		for (size_t m = i; m < lo->ncommitting; m++) {
+			if (lo->committing_list[m].dev != d)
+				continue;
+			r[k].off_bytes = lo->committing_list[m].soff;
+			r[k].len_bytes = lo->committing_list[m].len;
+			k++;
+		}
+		flush_device(cr, d, r, k);
+	}
+	free(seen);
+	free(r);
+	if (--cr->flushing == 0)
+		commit_after_flush(cr);
+}
+
 /* Start a commit of everything written so far; cb may be NULL (background). Returns 0 (cb will
  * run), -ENOENT (nothing to commit), -EBUSY (a commit is running: waiters see its end). */
 static int commit_start(struct pc_layout *lo, struct pnfs_fh *fh, pc_io_cb cb, void *arg)
@@ -972,7 +1150,12 @@ static int commit_start(struct pc_layout *lo, struct pnfs_fh *fh, pc_io_cb cb, v
 	lo->ndirty = 0;
 	lo->written = 0;
 	lo->write_end = 0;
-	commit_send(cr);
+	memcpy(cr->ow_devs, lo->ow_devs, sizeof(cr->ow_devs));
+	cr->now_devs = lo->now_devs;
+	cr->ow_all = lo->ow_all;
+	lo->now_devs = 0;
+	lo->ow_all = 0;
+	commit_flush(cr);
 	return 0;
 }
 

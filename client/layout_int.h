@@ -14,6 +14,7 @@
 #define PC_LO_READ_AHEAD (64ull << 20)  /* LAYOUTGET asks at least this much */
 #define PC_COMMIT_BATCH 4096             /* extents per LAYOUTCOMMIT */
 #define PC_DIRTY_SOFT_MAX 2048           /* more dirty ranges than this: commit in the background */
+#define PC_OW_DEVS_MAX 8                 /* devices remembered as overwritten before a commit */
 
 enum pc_dev_state {
 	PC_DEV_NEW = 0,
@@ -131,7 +132,16 @@ struct pc_layout {
 	struct pc_timer recall_timer;
 	struct pc_timer retry_timer;
 	uint32_t blksize;           /* commit and zero-fill granularity */
+	/* devices written through READ_WRITE_DATA extents since the last commit (not in the dirty
+	 * list, which holds what LAYOUTCOMMIT must change): flushed whole before it */
+	struct pc_device *ow_devs[PC_OW_DEVS_MAX];
+	unsigned now_devs;
+	int ow_all;                 /* more devices than that: flush every device */
 	struct pc_waiter *commit_waiters;
+	/* Told when a LAYOUTGET ends (layout queries): get_result is 0 (installed), 1 (the server said
+	 * try again later) or -errno (failed, the context error says why). */
+	struct pc_waiter *get_waiters;
+	int get_result;
 };
 
 /* pio.c: (re)try an I/O; it completes, queues itself on its layout, or goes to the MDS. */
@@ -152,6 +162,9 @@ void pc_layout_kick(struct pc_layout *lo);
 /* Start a LAYOUTGET for [off, off+len) unless one is in flight; waiting I/O is kicked when it ends. */
 void pc_layout_get(struct pc_layout *lo, struct pnfs_fh *fh, uint64_t off, uint64_t len, uint64_t minlen,
 		   layoutiomode4 iomode);
+/* Run fn(ctx, arg) once, when the LAYOUTGET in flight (or the next one) ends; lo->get_result says
+ * how. 0 or -ENOMEM. */
+int pc_layout_on_get(struct pc_layout *lo, void (*fn)(struct pnfs_context *, void *), void *arg);
 /* The segment that serves offset off for I/O of this kind (write: RW only), or NULL. *recalled is set
  * when a recalled segment covers it (the I/O must wait). */
 struct pc_seg *pc_layout_find(struct pc_layout *lo, uint64_t off, int write, int *recalled);
@@ -162,6 +175,8 @@ int pc_dirty_state(struct pc_layout *lo, uint64_t foff, uint64_t len);
 uint64_t pc_dirty_boundary(struct pc_layout *lo, uint64_t foff, uint64_t limit);
 void pc_dirty_add(struct pc_layout *lo, uint64_t foff, uint64_t len, uint64_t soff, struct pc_device *dev,
 		  int invalid);
+/* A write through a READ_WRITE_DATA extent of dev landed: the next commit flushes dev first. */
+void pc_layout_note_overwrite(struct pc_layout *lo, struct pc_device *dev);
 int pc_lock_try(struct pc_layout *lo, uint64_t start, uint64_t end, struct pc_lock **out);
 void pc_lock_release(struct pc_layout *lo, struct pc_lock *l);
 /* An I/O piece finished on a segment: recall and return work may proceed. */

@@ -191,6 +191,8 @@ static void piece_end(struct piece *p, int status, const struct blkmap_io_result
 			ctx->stats.direct_bytes_written += p->len;
 			if (p->invalid)
 				pc_dirty_add(lo, p->wfoff, p->wlen, p->wsoff, p->dev, 1);
+			else
+				pc_layout_note_overwrite(lo, p->dev);
 			lo->written = 1;
 			if (p->foff + p->len > lo->write_end)
 				lo->write_end = p->foff + p->len;

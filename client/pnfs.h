@@ -30,6 +30,7 @@
 struct pnfs_context;
 struct pnfs_fh;
 struct pnfs_dir;
+struct blkmap_vol;
 
 #define PNFS_DEFAULT_PORT 2049
 
@@ -233,6 +234,25 @@ struct pnfs_extent {
 /* The extents the file's cached layouts hold now (after this client's commits and writes), sorted by
  * file offset. *out is malloc'd; caller frees with free(). Returns 0 or -ENOMEM. */
 int pnfs_fh_extents(struct pnfs_fh *fh, struct pnfs_extent **out, size_t *n);
+/* Ask the server what its layout says about [offset, offset + length) of the file (length 0 or
+ * UINT64_MAX: to the end of the offset space), as a reader would: LAYOUTGET in READ iomode, again
+ * from wherever the granted layout ends, until the range is covered; GETDEVICEINFO and resolution to
+ * LUNs (through the context's portals and devices) of every device its extents name. The layout stays
+ * cached (pnfs_close() returns it). status: the number of extents; data: struct pnfs_extent *, that
+ * many, clipped to the range and in file order, owned by the caller (free() it; NULL when none).
+ * A device that cannot be resolved does not fail the call (see pnfs_device_info()). fh stays open
+ * until the callback. Fails with -EOPNOTSUPP when the context uses no layouts (mds_io, or the server
+ * offers neither block nor SCSI layouts). The sync form stores the array in *out and the count in *n. */
+int pnfs_layout_extents_async(struct pnfs_context *ctx, struct pnfs_fh *fh, uint64_t offset, uint64_t length,
+			      pnfs_cb cb, void *private_data);
+int pnfs_layout_extents(struct pnfs_context *ctx, struct pnfs_fh *fh, uint64_t offset, uint64_t length,
+			struct pnfs_extent **out, size_t *n);
+/* What the context knows of a device ID: *vol (may be NULL) gets the volume GETDEVICEINFO described,
+ * its leaves bound to LUNs when resolved (NULL if it was never fetched); *why (may be NULL) "" when
+ * the device is usable, else the reason. Both borrowed for the context's life. Returns 1 usable,
+ * 0 not usable, -ENOENT for a device the context has not seen. */
+int pnfs_device_info(struct pnfs_context *ctx, const uint8_t deviceid[16], struct blkmap_vol **vol,
+		     const char **why);
 /* Whether the file's I/O goes through the MDS now, and why ("" if it does not). Borrowed. */
 const char *pnfs_fh_mds_reason(struct pnfs_fh *fh);
 /* The blkmap volume the context resolved for a device ID, or NULL. Borrowed for the context's life

@@ -194,3 +194,20 @@ int pnfs_close(struct pnfs_context *ctx, struct pnfs_fh *fh)
 {
 	SYNC(pnfs_close_async(ctx, fh, sync_cb, &s));
 }
+
+int pnfs_layout_extents(struct pnfs_context *ctx, struct pnfs_fh *fh, uint64_t offset, uint64_t length,
+			struct pnfs_extent **out, size_t *n)
+{
+	struct sync_state s;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	*out = NULL;
+	*n = 0;
+	rc = sync_wait(ctx, pnfs_layout_extents_async(ctx, fh, offset, length, sync_cb, &s), &s);
+	if (rc < 0)
+		return rc;
+	*out = s.data;
+	*n = (size_t)rc;
+	return 0;
+}

@@ -23,6 +23,9 @@ const struct mds_config_key mds_config_keys[] = {
 	{ "log-file", "FILE", "as a daemon, append log lines to FILE (default: syslog)" },
 	{ "lease-time", "SECONDS", "NFSv4.1 lease time (default 90, 1..3600)" },
 	{ "grace-time", "SECONDS", "grace period after restart for reclaims (default: the lease time)" },
+	{ "lun-timeout", "SECONDS",
+	  "a LUN command (I/O, cache flush) not answered within this fails with an I/O error (default 30, "
+	  "1..3600)" },
 	{ "max-record", "BYTES", "largest RPC record accepted (default 2097152; K/M suffixes)" },
 	{ "slots", "N", "most fore-channel slots per session (default 64, 1..1024)" },
 	{ "max-connections", "N", "most client connections at once (default 1024)" },
@@ -45,6 +48,7 @@ void mds_config_defaults(struct mds_config *cfg)
 	cfg->log_level = PROTO_LOG_INFO;
 	cfg->lease_time_s = MDS_DEFAULT_LEASE_S;
 	cfg->grace_time_s = 0; /* 0: same as the lease time */
+	cfg->lun_timeout_s = 30;
 	cfg->max_record_bytes = MDS_DEFAULT_MAX_RECORD_BYTES;
 	cfg->max_slots = MDS_DEFAULT_SLOTS;
 	cfg->max_connections = 1024;
@@ -165,6 +169,11 @@ int mds_config_set(struct mds_config *cfg, const char *key, const char *value, c
 		rc = parse_num(value, 0, 3600, 0, &n);
 		if (!rc)
 			cfg->grace_time_s = (uint32_t)n;
+	} else if (!strcmp(key, "lun-timeout")) {
+		expect = "seconds, 1..3600";
+		rc = parse_num(value, 1, 3600, 0, &n);
+		if (!rc)
+			cfg->lun_timeout_s = (uint32_t)n;
 	} else if (!strcmp(key, "max-record")) {
 		expect = "bytes, 64K..64M";
 		rc = parse_num(value, 64u << 10, 64u << 20, 1, &n);

@@ -26,6 +26,7 @@ struct mds_config {
 	char log_file[MDS_CONFIG_PATH_MAX]; /* daemon mode: append log lines here (else syslog) */
 	uint32_t lease_time_s;
 	uint32_t grace_time_s;
+	uint32_t lun_timeout_s;             /* blkmap command timeout on the pool's LUNs */
 	uint32_t max_record_bytes;          /* largest RPC record accepted; larger closes the connection */
 	uint32_t max_slots;                 /* fore channel slots per session at most */
 	uint32_t max_connections;

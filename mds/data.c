@@ -3,7 +3,12 @@
  * through blkmap, then commits the outcome in a second transaction. A WRITE allocates the blocks
  * it covers as INVALID first, reads back a partial first or last block only when that block holds
  * written data (INVALID blocks and bytes past the end of file are zeros: stale disk contents never
- * reach a file), writes whole blocks, and only then marks them READ_WRITE and moves the size. */
+ * reach a file), writes whole blocks, and only then marks them READ_WRITE and moves the size.
+ * Durability: a LUN may hold an acknowledged write in a volatile cache. A stable WRITE, and any
+ * WRITE into blocks that held no data of the file, flushes the LUNs it wrote to before the blocks
+ * are marked written (a target crash must not leave READ_WRITE extents over what the blocks held
+ * before); both answer FILE_SYNC4. An UNSTABLE overwrite of written blocks answers UNSTABLE4 and
+ * leaves the flush to COMMIT, which flushes every LUN of the pool when such writes are pending. */
 #include "mds/data.h"
 
 #include "blkmap/blkmap.h"
@@ -15,9 +20,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/uio.h>
 
-enum io_kind { IO_READ = 1, IO_WRITE, IO_SETSIZE };
+enum io_kind { IO_READ = 1, IO_WRITE, IO_SETSIZE, IO_COMMIT };
 
 struct mds_io {
 	struct mds_io *next;        /* the file's wait queue */
@@ -40,6 +46,9 @@ struct mds_io {
 	int phase;
 	READ4resok *rok;
 	WRITE4resok *wok;
+	COMMIT4resok *cok;
+	int flushed;                /* WRITE: the LUNs written to were flushed */
+	uint64_t flush_gen;         /* COMMIT: data_unflushed_gen when its flush started */
 	char where[200];            /* the failing device and LBA, for the log */
 };
 
@@ -157,6 +166,7 @@ static void note_failure(struct mds_io *io, int status, const struct blkmap_io_r
 }
 
 static void io_step(struct mds_io *io);
+static void note_unflushed(struct mds_server *srv);
 
 static void on_engine(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *arg)
 {
@@ -461,10 +471,144 @@ static void write_commit(struct mds_io *io)
 	}
 	mds_compound_dirty(c);
 	io->wok->count = io->len;
-	/* A write the LUNs acknowledged and whose metadata is committed is as stable as we can make
-	 * it; UNSTABLE stays UNSTABLE so that clients keep their COMMIT semantics. */
-	io->wok->committed = io->stable == UNSTABLE4 ? UNSTABLE4 : FILE_SYNC4;
+	/* Flushed data with its metadata committed before the reply is FILE_SYNC4 whatever was asked;
+	 * otherwise the data may still be in a LUN's cache until COMMIT. */
+	if (io->flushed) {
+		io->wok->committed = FILE_SYNC4;
+	} else {
+		io->wok->committed = UNSTABLE4;
+		note_unflushed(srv);
+	}
 	memcpy(io->wok->writeverf, srv->write_verf, NFS4_VERIFIER_SIZE);
+	io_finish(io, NFS4_OK);
+}
+
+/* Phase 3 of a WRITE: flush the LUNs holding the blocks just written when the write must be stable
+ * or filled blocks without data; the marking waits for it. */
+static void write_flush(struct mds_io *io)
+{
+	struct mds_server *srv = io->c->srv;
+	struct blkmap_range *r;
+	size_t n = io->next_ext, k = 0;
+	int fresh = 0, rc;
+
+	io->phase = 3;
+	if (io->err) {
+		io_step(io);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		fresh |= !has_data(&io->ext[i]);
+	if (io->stable == UNSTABLE4 && !fresh) {
+		io_step(io);
+		return;
+	}
+	r = calloc(n ? n : 1, sizeof(*r));
+	if (!r) {
+		io_finish(io, NFS4ERR_RESOURCE);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (io->ext[i].state == MDS_EXT_NONE)
+			continue;
+		r[k].off_bytes = io->ext[i].vol_off;
+		r[k].len_bytes = io->ext[i].len;
+		k++;
+	}
+	io->flushed = 1;
+	io->pending = 1;
+	rc = blkmap_vol_flush_ranges_async(srv->vol, r, k, on_engine, io);
+	free(r);
+	if (rc) {
+		io->pending = 0;
+		io->err = rc;
+		snprintf(io->where, sizeof(io->where), "%s", blkmap_vol_errstr(srv->vol));
+		io_step(io);
+	}
+}
+
+/* ---- COMMIT ---------------------------------------------------------------------------------- */
+
+static uint64_t vol_logins(struct mds_server *srv)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < blkmap_vol_count(srv->vol); i++) {
+		struct blkmap_dev *d = blkmap_vol_leaf_dev(srv->vol, i);
+		if (d)
+			n += blkmap_dev_logins(d);
+	}
+	return n;
+}
+
+/* An MDS-path write left in the LUNs' caches: COMMIT has something to flush. */
+static void note_unflushed(struct mds_server *srv)
+{
+	if (srv->data_unflushed_gen == srv->data_flushed_gen)
+		srv->data_unflushed_logins = vol_logins(srv);
+	srv->data_unflushed_gen++;
+}
+
+/* A new write verifier for this instance: the boot counter in the first half stays, the rest is new,
+ * so clients holding UNSTABLE replies with the old one write their data again. */
+static void new_write_verf(struct mds_server *srv)
+{
+	unsigned char rnd[4], old[NFS4_VERIFIER_SIZE];
+
+	memcpy(old, srv->write_verf, sizeof(old));
+	do {
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+			memcpy(rnd, &srv->data_unflushed_gen, sizeof(rnd));
+		for (int i = 0; i < 4; i++)
+			srv->write_verf[4 + i] ^= (unsigned char)(rnd[i] | (i == 3));
+	} while (memcmp(old, srv->write_verf, sizeof(old)) == 0);
+}
+
+static void commit_start(struct mds_io *io)
+{
+	struct mds_server *srv = io->c->srv;
+	int rc;
+
+	if (srv->data_unflushed_gen == srv->data_flushed_gen) {
+		/* every MDS-path write acknowledged so far was flushed */
+		memcpy(io->cok->writeverf, srv->write_verf, NFS4_VERIFIER_SIZE);
+		io_finish(io, NFS4_OK);
+		return;
+	}
+	io->flush_gen = srv->data_unflushed_gen;
+	io->phase = 1;
+	io->pending = 1;
+	rc = blkmap_vol_flush_async(srv->vol, on_engine, io);
+	if (rc) {
+		io->pending = 0;
+		io->err = rc;
+		snprintf(io->where, sizeof(io->where), "%s", blkmap_vol_errstr(srv->vol));
+		io_step(io);
+	}
+}
+
+static void commit_done(struct mds_io *io)
+{
+	struct mds_server *srv = io->c->srv;
+
+	if (io->err) {
+		LOG_ERROR("file %llu: COMMIT: flushing the pool's LUNs failed: %s", (unsigned long long)io->fileid,
+			  io->where);
+		io_finish(io, NFS4ERR_IO);
+		return;
+	}
+	if (vol_logins(srv) != srv->data_unflushed_logins) {
+		/* A LUN session was re-established after unflushed writes were acknowledged: the target
+		 * may have restarted and dropped its cache with them. */
+		new_write_verf(srv);
+		LOG_WARN("pool %s: a LUN logged in again while MDS-path writes were not yet flushed; new write "
+			 "verifier, clients write their uncommitted data again",
+			 srv->cfg.pool);
+	}
+	if (io->flush_gen > srv->data_flushed_gen)
+		srv->data_flushed_gen = io->flush_gen;
+	if (srv->data_unflushed_gen != srv->data_flushed_gen)
+		srv->data_unflushed_logins = vol_logins(srv);
+	memcpy(io->cok->writeverf, srv->write_verf, NFS4_VERIFIER_SIZE);
 	io_finish(io, NFS4_OK);
 }
 
@@ -539,6 +683,8 @@ static void setsize_commit(struct mds_io *io)
 		io_finish(io, NFS4ERR_SERVERFAULT);
 		return;
 	}
+	if (io->next_ext)
+		note_unflushed(srv); /* the zeroed block went to the LUN's cache */
 	if (io->sa.size < io->old_size)
 		mds_layout_truncate(srv, io->f, io->sa.size);
 	rc = mds_inode_setattr(t, io->fileid, &io->sa, mds_layout_free_flags(srv, io->f), &freed, NULL);
@@ -561,8 +707,13 @@ static void io_step(struct mds_io *io)
 	case IO_WRITE:
 		if (io->phase == 1)
 			rmw_write(io);
+		else if (io->phase == 2)
+			write_flush(io);
 		else
 			write_commit(io);
+		return;
+	case IO_COMMIT:
+		commit_done(io);
 		return;
 	case IO_SETSIZE:
 		if (io->phase == 1)
@@ -584,6 +735,9 @@ static void io_start(struct mds_io *io)
 		break;
 	case IO_SETSIZE:
 		setsize_start(io);
+		break;
+	case IO_COMMIT:
+		commit_start(io);
 		break;
 	}
 }
@@ -654,5 +808,18 @@ nfsstat4 mds_data_setattr_size(struct mds_compound *c, const struct mds_inode *i
 			mds_compound_dirty(c);
 		return mds_errno_to_nfs(rc);
 	}
+	return io_submit(io);
+}
+
+nfsstat4 mds_data_commit(struct mds_compound *c, uint64_t fileid, COMMIT4resok *ok)
+{
+	struct mds_io *io;
+
+	if (!c->srv->vol)
+		return NFS4ERR_IO;
+	io = io_new(c, IO_COMMIT, fileid);
+	if (!io)
+		return NFS4ERR_RESOURCE;
+	io->cok = ok;
 	return io_submit(io);
 }

@@ -1,6 +1,6 @@
 /* MDS-path data operations (RFC 8881 §18.22, §18.32, §18.3): checks here, the bytes in
- * mds/data.c. COMMIT has nothing to flush: WRITE replies only after the LUNs acknowledged the data
- * and the metadata is committed, so it returns the instance's write verifier. */
+ * mds/data.c. The metadata of every WRITE is committed in the store before its reply; what COMMIT
+ * adds is the flush of the LUNs' write caches (mds/data.c). */
 #include "mds/compound.h"
 #include "mds/data.h"
 #include "mds/deleg.h"
@@ -88,6 +88,5 @@ MDS_OP(commit)
 		return s == NFS4ERR_SYMLINK ? NFS4ERR_INVAL : s;
 	if (a->count && a->offset > NFS4_UINT64_MAX - a->count)
 		return NFS4ERR_INVAL;
-	memcpy(ok->writeverf, c->srv->write_verf, NFS4_VERIFIER_SIZE);
-	return NFS4_OK;
+	return mds_data_commit(c, ino.fileid, ok);
 }

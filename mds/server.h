@@ -282,6 +282,10 @@ struct mds_server {
 	uint64_t root_fileid;
 	unsigned char pool_id[8];
 	unsigned char write_verf[NFS4_VERIFIER_SIZE];
+	/* MDS-path data left in the LUNs' write caches (mds/data.c): COMMIT flushes while any is. */
+	uint64_t data_unflushed_gen;     /* bumped by each such write */
+	uint64_t data_flushed_gen;       /* the value the last successful flush covered */
+	uint64_t data_unflushed_logins;  /* the LUNs' iSCSI logins when the first of them was written */
 	unsigned char server_owner[32];
 	/* Clients and state. */
 	struct mds_map clients;          /* clientid -> client */

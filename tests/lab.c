@@ -3,9 +3,14 @@
 #include "tests/lab.h"
 #include "tests/harness.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void lab_cleanup_cb(void *arg)
@@ -130,4 +135,208 @@ int lab_kill_target(struct test_lab *lab)
 	if (read_state_value(lab->dir, "LAB_PID", val, sizeof(val)) != 0 || atoi(val) <= 0)
 		return -1;
 	return test_run(NULL, "kill -9 %d", atoi(val)) == 0 ? 0 : -1;
+}
+
+/* ---- watching cache flushes -------------------------------------------------------------------- */
+
+struct lab_sync_trace {
+	pid_t strace_pid;
+	char out[400], err[400];
+	long base;             /* lines of the trace before the last reset */
+	int cleanup_handle;
+};
+
+static void trace_kill(void *arg)
+{
+	struct lab_sync_trace *t = arg;
+	if (t->strace_pid > 0) {
+		kill(t->strace_pid, SIGTERM); /* strace detaches from the tracee and exits */
+		waitpid(t->strace_pid, NULL, 0);
+		t->strace_pid = 0;
+	}
+}
+
+static int count_attached(const char *path)
+{
+	char line[512];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		/* "strace: Process 12 attached" or "... attached with 33 threads" (all of them at once) */
+		const char *w = strstr(line, " attached with ");
+		if (w)
+			n += atoi(w + strlen(" attached with "));
+		else
+			n += strstr(line, " attached") != NULL;
+	}
+	fclose(f);
+	return n;
+}
+
+static int count_threads(int pid)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+struct lab_sync_trace *lab_sync_trace_start_pid(int pid, char *why, size_t whylen)
+{
+	struct lab_sync_trace *t;
+	char pidstr[32];
+	const char *dir = test_tmpdir("strace");
+	int threads = count_threads(pid);
+
+	if (threads <= 0) {
+		snprintf(why, whylen, "no process %d to trace", pid);
+		return NULL;
+	}
+	if (access("/usr/bin/strace", X_OK) != 0) {
+		snprintf(why, whylen, "strace is not installed");
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	snprintf(t->out, sizeof(t->out), "%s/trace.out", dir);
+	snprintf(t->err, sizeof(t->err), "%s/trace.err", dir);
+	snprintf(pidstr, sizeof(pidstr), "%d", pid);
+	t->strace_pid = fork();
+	if (t->strace_pid == 0) {
+		int fd = open(t->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0) {
+			dup2(fd, 2);
+			close(fd);
+		}
+		execl("/usr/bin/strace", "strace", "-f", "-ttt", "-e", "trace=fdatasync,fsync,sync_file_range", "-o",
+		      t->out, "-p", pidstr, (char *)NULL);
+		_exit(127);
+	}
+	if (t->strace_pid < 0) {
+		snprintf(why, whylen, "fork: %s", strerror(errno));
+		free(t);
+		return NULL;
+	}
+	t->cleanup_handle = test_cleanup_push(trace_kill, t);
+	/* attached once strace said so for every thread (it stops each one before reporting) */
+	for (int i = 0; i < 500; i++) {
+		int st;
+		if (count_attached(t->err) >= threads)
+			return t;
+		if (waitpid(t->strace_pid, &st, WNOHANG) == t->strace_pid) {
+			char line[300] = "";
+			FILE *f = fopen(t->err, "r");
+			if (f) {
+				if (fgets(line, sizeof(line), f))
+					line[strcspn(line, "\n")] = 0;
+				fclose(f);
+			}
+			snprintf(why, whylen, "strace cannot attach to pid %d: %s", pid, line[0] ? line : "it exited");
+			t->strace_pid = 0;
+			lab_sync_trace_stop(t);
+			return NULL;
+		}
+		usleep(10000);
+	}
+	snprintf(why, whylen, "strace did not attach to every thread of pid %d within 5 s", pid);
+	lab_sync_trace_stop(t);
+	return NULL;
+}
+
+struct lab_sync_trace *lab_sync_trace_start(struct test_lab *lab, char *why, size_t whylen)
+{
+	char val[64];
+	if (read_state_value(lab->dir, "LAB_PID", val, sizeof(val)) != 0 || atoi(val) <= 0) {
+		snprintf(why, whylen, "no tgtd pid in %s/lab.env", lab->dir);
+		return NULL;
+	}
+	return lab_sync_trace_start_pid(atoi(val), why, whylen);
+}
+
+/* The sync calls in the trace: the lines starting one ("... fdatasync(12) = 0", or
+ * "... fdatasync(12 <unfinished ...>" when threads interleave; the "resumed" half is not counted). */
+static long trace_lines(const struct lab_sync_trace *t, int *fds, int maxfds, int *nfds, long skip, double *first,
+			double *last)
+{
+	static const char *const calls[] = { " fdatasync(", " fsync(", " sync_file_range(" };
+	char line[1024];
+	long n = 0;
+	FILE *f = fopen(t->out, "r");
+
+	if (nfds)
+		*nfds = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = NULL;
+		for (size_t k = 0; k < sizeof(calls) / sizeof(calls[0]) && !p; k++)
+			p = strstr(line, calls[k]);
+		if (!p)
+			continue;
+		if (n++ < skip)
+			continue;
+		{
+			/* "PID SECONDS.MICROS fdatasync(..." (-f -ttt): the timestamp precedes the call */
+			const char *b = p;
+			double ts;
+			while (b > line && b[-1] != ' ')
+				b--;
+			ts = strtod(b, NULL);
+			if (first && *first == 0)
+				*first = ts;
+			if (last)
+				*last = ts;
+		}
+		if (!nfds)
+			continue;
+		{
+			int fd = atoi(strchr(p, '(') + 1), seen = 0;
+			for (int i = 0; i < *nfds; i++)
+				seen |= fds[i] == fd;
+			if (!seen && *nfds < maxfds)
+				fds[(*nfds)++] = fd;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+int lab_sync_trace_count(struct lab_sync_trace *t, int *nfds)
+{
+	int fds[256];
+	return (int)(trace_lines(t, fds, 256, nfds, t->base, NULL, NULL) - t->base);
+}
+
+int lab_sync_trace_times(struct lab_sync_trace *t, double *first_s, double *last_s)
+{
+	*first_s = *last_s = 0;
+	return (int)(trace_lines(t, NULL, 0, NULL, t->base, first_s, last_s) - t->base);
+}
+
+void lab_sync_trace_reset(struct lab_sync_trace *t)
+{
+	t->base = trace_lines(t, NULL, 0, NULL, 0, NULL, NULL);
+}
+
+void lab_sync_trace_stop(struct lab_sync_trace *t)
+{
+	if (!t)
+		return;
+	test_cleanup_cancel(t->cleanup_handle);
+	trace_kill(t);
+	free(t);
 }

@@ -3,6 +3,7 @@
 #ifndef TESTS_LAB_H
 #define TESTS_LAB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define LAB_MAX_LUNS 32
@@ -37,5 +38,25 @@ void lab_down(struct test_lab *lab);
 /* Kill the lab's tgtd(s) with SIGKILL, as when a storage host dies (the lab stays registered
  * for cleanup). Returns 0 on success. */
 int lab_kill_target(struct test_lab *lab);
+
+/* Watching a target's cache flushes: strace (-f, every thread) on a process for fdatasync, fsync and
+ * sync_file_range, which tgt's rdwr backing store calls on a LUN's backing file when SYNCHRONIZE CACHE
+ * arrives. The trace is stopped and freed by lab_sync_trace_stop() or by the harness at exit. */
+struct lab_sync_trace;
+
+/* Trace the lab's tgtd / any process. Returns NULL when strace is missing or cannot attach (no
+ * ptrace here), with a one-line reason in why. Returns only once every thread is attached. */
+struct lab_sync_trace *lab_sync_trace_start(struct test_lab *lab, char *why, size_t whylen);
+struct lab_sync_trace *lab_sync_trace_start_pid(int pid, char *why, size_t whylen);
+
+/* Sync calls seen since the start or the last lab_sync_trace_reset(); *nfds (may be NULL) gets how
+ * many distinct file descriptors they were made on (one per LUN backing file). */
+int lab_sync_trace_count(struct lab_sync_trace *t, int *nfds);
+void lab_sync_trace_reset(struct lab_sync_trace *t);
+/* The same count, with the wall-clock times (seconds) of the first and the last of those calls
+ * (0 when none): traces of two processes can be compared to order their calls. */
+int lab_sync_trace_times(struct lab_sync_trace *t, double *first_s, double *last_s);
+/* Stop strace (it detaches) and free. Safe on NULL. */
+void lab_sync_trace_stop(struct lab_sync_trace *t);
 
 #endif

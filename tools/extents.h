@@ -80,7 +80,7 @@ struct tool_map {
 	struct tool_extent *ext;
 	size_t npieces, pcap;
 	struct tool_piece *pieces;
-	char note[256];             /* a remark on the whole map for the report ("" if none) */
+	char note[512];             /* a remark on the whole map for the report ("" if none) */
 	int verified;               /* verification ran */
 	char verified_against[TOOL_NAME_MAX]; /* "the MDS path" or the reference file */
 };
@@ -185,6 +185,32 @@ struct blkmap_ctx;
  * path component, the fileid). Returns 0 or -errno with err. */
 int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, const char *path,
 		   uint64_t off, uint64_t len, struct tool_map *m, char *err, size_t errlen);
+
+/* From the server, as a client sees it: pnfs://HOST[:PORT]/PATH mounted (block layouts preferred;
+ * SCSI only from a server with nothing else), the file opened read-only, its layout asked for over
+ * the range (rounded out to the layout block size) in READ iomode, the device resolved to LUNs
+ * through the portals and devices given (with none, local block devices). A device whose LUNs are
+ * not found still gives volume offsets, and leaf offsets in 512-byte sectors (the map's note says
+ * why). The map borrows the session's volume: free the map before the session. *session is set
+ * whatever happens (release with tool_mds_close()). The map is resolved on return. 0 or -errno with
+ * err. */
+struct tool_mds;
+struct tool_mds_opts {
+	const char *const *portals;
+	unsigned nportals;
+	const char *const *devices;
+	unsigned ndevices;
+	int scan_local;
+	const char *initiator;
+	unsigned timeout_s;         /* per SCSI command; 0: the library's default */
+};
+int tool_mds_load(const char *url, const struct tool_mds_opts *o, uint64_t off, uint64_t len,
+		  struct tool_map *m, struct tool_mds **session, char *err, size_t errlen);
+/* --verify against the MDS path: a second mount of the server with layouts off, the same file read
+ * with READ. Returns as tool_map_verify() (the number of bad extents, or -errno with err). */
+int tool_mds_verify(struct tool_mds *s, struct tool_map *m, char *err, size_t errlen);
+/* Close the files, unmount, free. Safe on NULL. */
+void tool_mds_close(struct tool_mds *s);
 
 /* A tool_read_fn over a local file (fd in *arg, an int): the reference for --compare. */
 long long tool_read_local(void *arg, uint64_t off, void *buf, size_t len, char *why, size_t whylen);

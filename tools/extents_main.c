@@ -252,6 +252,26 @@ static int run_pool(const struct args *a, struct tool_map *m, struct blkmap_ctx 
 	return rc;
 }
 
+static int run_mds(const struct args *a, struct tool_map *m, struct tool_mds **session)
+{
+	struct tool_mds_opts o = {
+		.portals = a->portals,
+		.nportals = a->nportals,
+		.devices = a->devices,
+		.ndevices = a->ndevices,
+		.scan_local = a->scan_local,
+		.initiator = a->initiator,
+		.timeout_s = a->timeout_s,
+	};
+	char err[1024] = "";
+	int rc = tool_mds_load(a->url, &o, a->off, a->have_len ? a->len : TOOL_TO_END, m, session, err,
+			       sizeof(err));
+
+	if (rc)
+		fprintf(stderr, "pnfs-extents: %s\n", err);
+	return rc;
+}
+
 static int verify_against_file(const struct args *a, struct tool_map *m)
 {
 	int fd = open(a->compare, O_RDONLY | O_CLOEXEC), rc;
@@ -274,6 +294,7 @@ int main(int argc, char **argv)
 	struct args a;
 	struct tool_map m;
 	struct blkmap_ctx *ctx = NULL;
+	struct tool_mds *session = NULL;
 	int rc, status = 0;
 
 	proto_log_set_prog("pnfs-extents");
@@ -281,24 +302,28 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc == 1 ? 0 : rc;
 	tool_map_init(&m);
-	if (!a.offline) {
+	if (a.pool && !a.offline) {
 		ctx = make_ctx(&a);
 		if (!ctx)
 			return 1;
 	}
-	if (a.pool) {
+	if (a.pool)
 		rc = run_pool(&a, &m, ctx);
-	} else {
-		fprintf(stderr, "pnfs-extents: %s: asking an MDS for a layout is not available in this build; "
-				"use --pool DIR on the MDS host\n", a.url);
-		rc = -ENOTSUP;
-	}
+	else
+		rc = run_mds(&a, &m, &session);
 	if (rc) {
 		status = 1;
 		goto out;
 	}
 	if (a.verify) {
-		rc = verify_against_file(&a, &m);
+		if (a.compare || !session) {
+			rc = verify_against_file(&a, &m);
+		} else {
+			char err[1024];
+			rc = tool_mds_verify(session, &m, err, sizeof(err));
+			if (rc < 0)
+				fprintf(stderr, "pnfs-extents: %s\n", err);
+		}
 		if (rc)
 			status = 1;
 	}
@@ -314,6 +339,7 @@ int main(int argc, char **argv)
 		status = 1;
 out:
 	tool_map_free(&m);
+	tool_mds_close(session);
 	blkmap_ctx_destroy(ctx);
 	return status;
 }

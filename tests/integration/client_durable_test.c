@@ -1,0 +1,172 @@
+/* libpnfs makes what it wrote through a layout stable before it reports it: on fsync and on close
+ * the LUNs holding the written ranges get SYNCHRONIZE CACHE, and only then is LAYOUTCOMMIT sent
+ * (RFC 5663 §2.3.2). Seen from outside: strace on the lab's tgtd counts the backing files' syncs
+ * (tgt answers SYNCHRONIZE CACHE with fdatasync), strace on pnfs-mds the store commit that
+ * LAYOUTCOMMIT makes, and the timestamps order them. A LUN whose target died fails fsync with -EIO,
+ * the error naming the LUN, and no LAYOUTCOMMIT goes out. */
+#include "client/pnfs.h"
+#include "tests/harness.h"
+#include "tests/lab.h"
+#include "tests/mds/mdsd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MIB (1ull << 20)
+
+struct rig {
+	struct test_lab *lab;
+	struct test_mds *m;
+	struct pnfs_context *ctx;
+};
+
+static void rig_up(struct rig *r, int nluns, const char *size, const char *initiator)
+{
+	struct lab_opts ram = { .ram = 1 };
+	struct pnfs_opts o;
+	const char *urls[LAB_MAX_LUNS];
+
+	r->lab = lab_up(nluns, size, &ram);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r->lab);
+	r->m = tmds_new(r->lab, NULL, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r->m);
+	CU_ASSERT_EQUAL_FATAL(tmds_start(r->m), 0);
+	for (int i = 0; i < r->lab->nluns; i++)
+		urls[i] = r->lab->urls[i];
+	pnfs_opts_init(&o);
+	o.devices = urls;
+	o.ndevices = (unsigned)r->lab->nluns;
+	o.initiator_name = initiator;
+	o.io_timeout_ms = 2000;
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &r->ctx), 0);
+	if (pnfs_mount(r->ctx, "127.0.0.1", r->m->port, "/") != 0) {
+		fprintf(stderr, "mount: %s\n", pnfs_get_error(r->ctx));
+		CU_FAIL_FATAL("mount");
+	}
+}
+
+static void rig_down(struct rig *r)
+{
+	pnfs_umount(r->ctx);
+	pnfs_context_destroy(r->ctx);
+	tmds_free(r->m);
+	lab_down(r->lab);
+}
+
+static void test_fsync_and_close_flush_first(void)
+{
+	struct rig r = { 0 };
+	struct lab_sync_trace *tgt, *mds;
+	struct pnfs_stats st0, st;
+	struct pnfs_fh *fh = NULL;
+	double t_first, t_last, m_first, m_last;
+	char why[300];
+	unsigned char *buf = malloc(4 * MIB), *back = malloc(4 * MIB);
+	int nfds = 0;
+
+	rig_up(&r, 4, "64M", "iqn.2024-01.test.pnfs:durable-a");
+	tgt = lab_sync_trace_start(r.lab, why, sizeof(why));
+	mds = tgt ? lab_sync_trace_start_pid((int)r.m->pid, why, sizeof(why)) : NULL;
+	if (!tgt || !mds) {
+		lab_sync_trace_stop(tgt);
+		rig_down(&r);
+		free(buf);
+		free(back);
+		test_skip("%s", why);
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(r.ctx, "/f", O_CREAT | O_RDWR, 0644, &fh), 0);
+	test_fill_random(buf, 4 * MIB, 11);
+	pnfs_get_stats(r.ctx, &st0);
+	lab_sync_trace_reset(tgt);
+	CU_ASSERT_EQUAL(pnfs_pwrite(r.ctx, fh, buf, 4 * MIB, 0), (ssize_t)(4 * MIB));
+	pnfs_get_stats(r.ctx, &st);
+	CU_ASSERT_EQUAL(st.direct_bytes_written - st0.direct_bytes_written, 4 * MIB);
+	/* written, not yet made stable */
+	CU_ASSERT_EQUAL(lab_sync_trace_count(tgt, NULL), 0);
+
+	/* fsync: the four LUNs' caches first (4 MiB over a 1 MiB stripe unit), then LAYOUTCOMMIT */
+	lab_sync_trace_reset(tgt);
+	lab_sync_trace_reset(mds);
+	CU_ASSERT_EQUAL(pnfs_fsync(r.ctx, fh), 0);
+	pnfs_get_stats(r.ctx, &st);
+	CU_ASSERT_EQUAL(st.layoutcommits - st0.layoutcommits, 1);
+	CU_ASSERT_EQUAL(lab_sync_trace_count(tgt, &nfds), 4);
+	CU_ASSERT_EQUAL(nfds, 4);
+	CU_ASSERT(lab_sync_trace_times(tgt, &t_first, &t_last) >= 1);
+	CU_ASSERT(lab_sync_trace_times(mds, &m_first, &m_last) >= 1); /* LAYOUTCOMMIT's store commit */
+	CU_ASSERT(t_last > 0 && m_first > 0 && t_last <= m_first);
+
+	/* close: an overwrite of written blocks (READ_WRITE_DATA, nothing for LAYOUTCOMMIT to change but
+	 * the size and times) flushes the device's LUNs, again before the LAYOUTCOMMIT */
+	test_fill_random(buf + MIB, 64 << 10, 12);
+	CU_ASSERT_EQUAL(pnfs_pwrite(r.ctx, fh, buf + MIB, 64 << 10, MIB), (ssize_t)(64 << 10));
+	lab_sync_trace_reset(tgt);
+	lab_sync_trace_reset(mds);
+	pnfs_get_stats(r.ctx, &st0);
+	CU_ASSERT_EQUAL(pnfs_close(r.ctx, fh), 0);
+	pnfs_get_stats(r.ctx, &st);
+	CU_ASSERT_EQUAL(st.layoutcommits - st0.layoutcommits, 1);
+	CU_ASSERT_EQUAL(lab_sync_trace_count(tgt, &nfds), 4);
+	CU_ASSERT_EQUAL(nfds, 4);
+	CU_ASSERT(lab_sync_trace_times(tgt, &t_first, &t_last) == 4);
+	CU_ASSERT(lab_sync_trace_times(mds, &m_first, &m_last) >= 1);
+	CU_ASSERT(t_last > 0 && m_first > 0 && t_last <= m_first);
+
+	/* nothing written since: fsync on a fresh open flushes nothing */
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(r.ctx, "/f", O_RDWR, 0, &fh), 0);
+	lab_sync_trace_reset(tgt);
+	CU_ASSERT_EQUAL(pnfs_fsync(r.ctx, fh), 0);
+	CU_ASSERT_EQUAL(lab_sync_trace_count(tgt, NULL), 0);
+	CU_ASSERT_EQUAL(pnfs_pread(r.ctx, fh, back, 4 * MIB, 0), (ssize_t)(4 * MIB));
+	CU_ASSERT(memcmp(buf, back, 4 * MIB) == 0);
+	CU_ASSERT_EQUAL(pnfs_close(r.ctx, fh), 0);
+	lab_sync_trace_stop(mds);
+	lab_sync_trace_stop(tgt);
+	rig_down(&r);
+	free(buf);
+	free(back);
+}
+
+/* The target dies between the direct writes and fsync: fsync fails with -EIO naming the LUN and
+ * SYNCHRONIZE CACHE, and sends no LAYOUTCOMMIT (the blocks stay INVALID_DATA for everyone else). */
+static void test_flush_failure(void)
+{
+	struct rig r = { 0 };
+	struct pnfs_stats st0, st;
+	struct pnfs_fh *fh = NULL;
+	unsigned char *buf = malloc(MIB);
+	const char *err;
+	int named = 0;
+
+	rig_up(&r, 2, "32M", "iqn.2024-01.test.pnfs:durable-b");
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(r.ctx, "/g", O_CREAT | O_RDWR, 0644, &fh), 0);
+	test_fill_random(buf, MIB, 13);
+	CU_ASSERT_EQUAL(pnfs_pwrite(r.ctx, fh, buf, MIB, 0), (ssize_t)MIB);
+	pnfs_get_stats(r.ctx, &st0);
+	CU_ASSERT_EQUAL(st0.direct_bytes_written, MIB);
+	CU_ASSERT_EQUAL_FATAL(lab_kill_target(r.lab), 0);
+	CU_ASSERT_EQUAL(pnfs_fsync(r.ctx, fh), -EIO);
+	err = pnfs_get_error(r.ctx);
+	for (int i = 0; i < r.lab->nluns; i++)
+		named |= strstr(err, r.lab->urls[i]) != NULL;
+	CU_ASSERT(named);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "SYNCHRONIZE CACHE(10)"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "LAYOUTCOMMIT not sent"));
+	if (!named)
+		fprintf(stderr, "\n  fsync error: %s\n", err);
+	pnfs_get_stats(r.ctx, &st);
+	CU_ASSERT_EQUAL(st.layoutcommits, st0.layoutcommits);
+	pnfs_close(r.ctx, fh);
+	rig_down(&r);
+	free(buf);
+}
+
+TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
+	   { "fsync_and_close_flush_first", test_fsync_and_close_flush_first },
+	   { "flush_failure", test_flush_failure });

@@ -1,0 +1,366 @@
+/* pnfs-extents pnfs://... against a real pnfs-mds on a real tgtd SAN: a file written through libpnfs
+ * in three sessions with holes between them is shown from the server's READ layout (written data as
+ * READ, holes as NONE, covering the file block for block), and every LBA range it prints holds the
+ * file's bytes in that LUN's backing file. --verify passes on the good file; a LUN whose bytes differ
+ * from what the MDS reads (the tool pointed at copies of the LUN files, one byte flipped) is reported
+ * as exactly that extent with exit status 1, and so is a byte flipped on the LUN itself against a
+ * known-good copy. The SVG has one segment per extent and renders to PNG. */
+#include "client/pnfs.h"
+#include "tests/harness.h"
+#include "tests/lab.h"
+#include "tests/mds/mdsd.h"
+#include "tests/tools/extents_helpers.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NLUNS 4
+#define UNIT (256u << 10)
+#define MIB (1u << 20)
+#define BLK 4096u
+
+static const struct {
+	uint64_t off, len;
+} writes[3] = {
+	{ 0, 3 * MIB / 2 },                  /* six stripe units */
+	{ 3 * MIB + 100, 700 * 1024 },       /* starts and ends inside blocks */
+	{ 6 * MIB + 4096, 3 * MIB - 4096 + 123 },
+};
+#define FILE_SIZE (9ull * MIB + 123)
+
+static struct test_lab *lab;
+static struct test_mds *mds;
+static uint8_t *content;   /* what the file reads as */
+static char why[300], url[200], devs[4096], dir[400];
+
+static int write_file(void)
+{
+	struct pnfs_opts o;
+	struct pnfs_context *ctx = NULL;
+	const char *urls[NLUNS];
+	int rc = -1;
+
+	for (int i = 0; i < NLUNS; i++)
+		urls[i] = lab->urls[i];
+	pnfs_opts_init(&o);
+	o.devices = urls;
+	o.ndevices = NLUNS;
+	o.initiator_name = "iqn.2024-01.test.pnfs:extents-writer";
+	if (pnfs_context_create(&o, &ctx) || pnfs_mount(ctx, "127.0.0.1", mds->port, "/"))
+		goto out;
+	/* Three sessions: open, write, close (which commits the layout's writes). */
+	for (int s = 0; s < 3; s++) {
+		struct pnfs_fh *fh = NULL;
+		int flags = O_RDWR | (s == 0 ? O_CREAT | O_EXCL : 0);
+		test_fill_random(content + writes[s].off, writes[s].len, 200 + s);
+		if (pnfs_open(ctx, "/data.bin", flags, 0644, &fh) ||
+		    pnfs_pwrite(ctx, fh, content + writes[s].off, writes[s].len, writes[s].off) !=
+			    (ssize_t)writes[s].len) {
+			fprintf(stderr, "extents_mds: session %d: %s\n", s, pnfs_get_error(ctx));
+			if (fh)
+				pnfs_close(ctx, fh);
+			goto out;
+		}
+		if (pnfs_close(ctx, fh)) {
+			fprintf(stderr, "extents_mds: close %d: %s\n", s, pnfs_get_error(ctx));
+			goto out;
+		}
+	}
+	rc = pnfs_umount(ctx);
+out:
+	if (rc && ctx)
+		fprintf(stderr, "extents_mds: writing the file: %s\n", pnfs_get_error(ctx));
+	pnfs_context_destroy(ctx);
+	return rc;
+}
+
+static int suite_init(void)
+{
+	size_t used = 0;
+
+	snprintf(dir, sizeof(dir), "%s", test_tmpdir("extents-mds"));
+	content = calloc(1, FILE_SIZE);
+	lab = lab_up(NLUNS, "64M", NULL);
+	if (!lab || !content) {
+		snprintf(why, sizeof(why), "no tgtd lab");
+		return 0;
+	}
+	mds = tmds_new(lab, "--stripe-unit 256K", NULL);
+	if (!mds || tmds_start(mds) != 0) {
+		snprintf(why, sizeof(why), "pnfs-mds did not start");
+		tmds_free(mds);
+		mds = NULL;
+		return 0;
+	}
+	if (write_file() != 0) {
+		snprintf(why, sizeof(why), "could not write the file through libpnfs");
+		tmds_stop(mds, SIGTERM);
+		tmds_free(mds);
+		mds = NULL;
+		return 0;
+	}
+	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d/data.bin", mds->port);
+	for (int i = 0; i < NLUNS; i++)
+		used += (size_t)snprintf(devs + used, sizeof(devs) - used, " --device %s", lab->urls[i]);
+	return 0;
+}
+
+static int suite_clean(void)
+{
+	if (mds)
+		tmds_stop(mds, SIGTERM);
+	tmds_free(mds);
+	lab_down(lab);
+	free(content);
+	mds = NULL;
+	lab = NULL;
+	content = NULL;
+	return 0;
+}
+
+#define NEED_MDS() TEST_SKIP_IF(!mds, "%s", why)
+
+static int extents(char **out, const char *opts)
+{
+	return test_run(out, "%s %s %s 2>&1", test_bin("pnfs-extents"), url, opts);
+}
+
+static int lun_of(const char *dev)
+{
+	for (int i = 0; i < NLUNS; i++)
+		if (!strcmp(lab->urls[i], dev))
+			return i;
+	return -1;
+}
+
+/* Whether block b of the file holds written bytes. */
+static int block_written(uint64_t b)
+{
+	for (int s = 0; s < 3; s++)
+		if (b * BLK < writes[s].off + writes[s].len && (b + 1) * BLK > writes[s].off)
+			return 1;
+	return 0;
+}
+
+static void test_states_and_lbas(void)
+{
+	static struct xt_row rows[256];
+	uint64_t nblocks = (FILE_SIZE + BLK - 1) / BLK, pos = 0, checked = 0, want_checked = 0;
+	uint8_t *lun = malloc(MIB);
+	char *out = NULL;
+	int n, prev_ext = -1, nreads = 0;
+
+	NEED_MDS();
+	CU_ASSERT_FATAL(lun != NULL);
+	CU_ASSERT_EQUAL(extents(&out, devs), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "stripe of 4 LUNs, unit 256.0 KiB"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "9437307 bytes"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "source    the layout from 127.0.0.1:"));
+	n = xt_parse_rows(out, rows, 256);
+	CU_ASSERT_FATAL(n > 5);
+	for (int i = 0; i < n; i++) {
+		struct xt_row *r = &rows[i];
+		/* Pieces in file order, back to back, over the whole file in whole blocks. */
+		CU_ASSERT_EQUAL(r->file_off, pos);
+		pos = r->file_off + r->len;
+		CU_ASSERT(r->ext >= prev_ext);
+		prev_ext = r->ext;
+		/* A READ layout: what the file holds is READ, the rest is a hole. */
+		CU_ASSERT(!strcmp(r->state, "READ") || !strcmp(r->state, "NONE"));
+		for (uint64_t b = r->file_off / BLK; b < (r->file_off + r->len) / BLK && b < nblocks; b++)
+			CU_ASSERT_EQUAL(block_written(b), strcmp(r->state, "READ") == 0);
+		if (strcmp(r->state, "READ")) {
+			CU_ASSERT_EQUAL(r->lun, -1);
+			continue;
+		}
+		nreads++;
+		/* Each piece names its LUN by URL, stays inside one stripe unit, and its LBA range is its
+		 * length in the LUN's 512-byte blocks. */
+		CU_ASSERT_EQUAL(lun_of(r->dev), r->lun);
+		CU_ASSERT(r->len <= UNIT);
+		CU_ASSERT_EQUAL((r->lba_last - r->lba_first + 1) * 512, r->len);
+		if (r->lun < 0 || r->file_off >= FILE_SIZE)
+			continue;
+		/* Those LBAs in the LUN's backing file hold the file's bytes (zeros around the writes
+		 * inside their blocks). */
+		{
+			uint64_t len = r->file_off + r->len > FILE_SIZE ? FILE_SIZE - r->file_off : r->len;
+			CU_ASSERT_FATAL(len <= MIB);
+			CU_ASSERT_EQUAL_FATAL(xt_read_at(lab->files[r->lun], lun, len, r->lba_first * 512), 0);
+			CU_ASSERT_EQUAL(memcmp(lun, content + r->file_off, len), 0);
+			checked += len;
+		}
+	}
+	CU_ASSERT_EQUAL(pos, nblocks * BLK);
+	for (uint64_t b = 0; b < nblocks; b++)
+		if (block_written(b))
+			want_checked += (b + 1) * BLK > FILE_SIZE ? FILE_SIZE - b * BLK : BLK;
+	CU_ASSERT_EQUAL(checked, want_checked);
+	/* The first write alone is six stripe units: six pieces, on every LUN. */
+	CU_ASSERT(nreads >= 6 + 3 + 12);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "2 holes"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "READ-iomode layout"));
+	free(out);
+
+	/* Whole extents: READ, NONE, READ, NONE, READ. */
+	CU_ASSERT_EQUAL(extents(&out, "--no-split"), 0);
+	n = xt_parse_rows(out, rows, 256);
+	CU_ASSERT_EQUAL(n, 5);
+	for (int i = 0; i < n && i < 5; i++)
+		CU_ASSERT_STRING_EQUAL(rows[i].state, i % 2 ? "NONE" : "READ");
+	free(out);
+
+	/* A part of the file: the second write and the hole after it. */
+	CU_ASSERT_EQUAL(extents(&out, "--offset 3M --length 1M --no-split"), 0);
+	n = xt_parse_rows(out, rows, 256);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_EQUAL(rows[0].file_off, 3 * MIB);
+	CU_ASSERT_STRING_EQUAL(rows[0].state, "READ");
+	CU_ASSERT_EQUAL(rows[1].file_off + rows[1].len, 4 * MIB);
+	CU_ASSERT_STRING_EQUAL(rows[1].state, "NONE");
+	free(out);
+
+	/* Without any way to the LUNs, the volume's offsets still map to the leaves (in sectors). */
+	CU_ASSERT_EQUAL(extents(&out, "--no-split"), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "the device's LUNs were not found"));
+	CU_ASSERT_EQUAL(xt_parse_rows(out, rows, 256), 5);
+	free(out);
+
+	/* JSON, for scripts: the same states, the LUNs, and bytes per LUN adding up. */
+	if (test_run(NULL, "command -v jq >/dev/null") == 0) {
+		CU_ASSERT_EQUAL(test_run(NULL, "%s %s %s --json | jq -e '"
+					 ".source == \"mds\" and .size == 9437307 and "
+					 "[.extents[].state] == [\"READ\",\"NONE\",\"READ\",\"NONE\",\"READ\"] and "
+					 "(.luns | length) == 4 and .fragmentation.holes == 2 and "
+					 "(.extents[0].pieces | length) == 6 and "
+					 "([.luns[].bytes] | add) == .fragmentation.data_bytes' >/dev/null",
+					 test_bin("pnfs-extents"), url, devs),
+				0);
+	}
+	free(lun);
+}
+
+/* Row of the first piece of extent ext longer than min bytes, or -1. */
+static int piece_of(const struct xt_row *rows, int n, int ext, uint64_t min)
+{
+	for (int i = 0; i < n; i++)
+		if (rows[i].ext == ext && rows[i].len > min)
+			return i;
+	return -1;
+}
+
+static void test_verify(void)
+{
+	static struct xt_row rows[256];
+	char *out = NULL, opts[8192], want[256], copies[4096], ref[500];
+	struct test_lab *lab2;
+	size_t used = 0;
+	uint8_t b;
+	int n, t;
+	FILE *f;
+
+	NEED_MDS();
+	snprintf(opts, sizeof(opts), "%s --verify", devs);
+	CU_ASSERT_EQUAL(extents(&out, opts), 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "verify    LUN bytes against the MDS path: 5 extents, 3 ok, "
+					   "2 reading as zeros, 0 bad"));
+	n = xt_parse_rows(out, rows, 256);
+	free(out);
+	t = piece_of(rows, n, 2, 5000);
+	CU_ASSERT_FATAL(t >= 0);
+
+	/* A second SAN whose LUNs carry the same identity (tgt derives the designators from target and
+	 * LUN numbers) and copies of the pool's bytes, one byte of the second write flipped: the tool,
+	 * pointed at it, reads other bytes than the MDS does, and reports exactly that extent. */
+	lab2 = lab_up(NLUNS, "64M", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab2);
+	for (int i = 0; i < NLUNS; i++) {
+		CU_ASSERT_EQUAL_FATAL(test_run(NULL, "cp --sparse=always %s %s", lab->files[i], lab2->files[i]), 0);
+		used += (size_t)snprintf(copies + used, sizeof(copies) - used, " --device %s", lab2->urls[i]);
+	}
+	{
+		const struct xt_row *r = &rows[t];
+		uint64_t at = r->lba_first * 512 + 4321;
+		CU_ASSERT_EQUAL_FATAL(xt_read_at(lab2->files[r->lun], &b, 1, at), 0);
+		b ^= 0x5a;
+		CU_ASSERT_EQUAL_FATAL(xt_write_at(lab2->files[r->lun], &b, 1, at), 0);
+		snprintf(opts, sizeof(opts), "%s --verify", copies);
+		CU_ASSERT_EQUAL(extents(&out, opts), 1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, "2 ok, 2 reading as zeros, 1 bad"));
+		snprintf(want, sizeof(want), "extent 2 (file %llu+", 3ull * MIB);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+		snprintf(want, sizeof(want), "1 byte differs, the first at file offset %llu: LUN %d LBA %llu byte 225",
+			 (unsigned long long)(r->file_off + 4321), r->lun, (unsigned long long)(r->lba_first + 8));
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+		CU_ASSERT_EQUAL(xt_count(out, "MISMATCH"), 1);
+		free(out);
+	}
+	lab_down(lab2);
+
+	/* A byte flipped on the LUN itself is read alike by both paths (the MDS reads the same block);
+	 * a known-good copy of the file finds it. */
+	snprintf(ref, sizeof(ref), "%s/reference", dir);
+	f = fopen(ref, "wb");
+	CU_ASSERT_FATAL(f != NULL);
+	CU_ASSERT_EQUAL(fwrite(content, 1, FILE_SIZE, f), FILE_SIZE);
+	CU_ASSERT_EQUAL_FATAL(fclose(f), 0);
+	{
+		const struct xt_row *r = &rows[t];
+		uint64_t at = r->lba_first * 512 + 4321;
+		CU_ASSERT_EQUAL_FATAL(xt_read_at(lab->files[r->lun], &b, 1, at), 0);
+		b ^= 0x5a;
+		CU_ASSERT_EQUAL_FATAL(xt_write_at(lab->files[r->lun], &b, 1, at), 0);
+		snprintf(opts, sizeof(opts), "%s --verify", devs);
+		CU_ASSERT_EQUAL(extents(&out, opts), 0);
+		free(out);
+		snprintf(opts, sizeof(opts), "%s --verify --compare %s", devs, ref);
+		CU_ASSERT_EQUAL(extents(&out, opts), 1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, "2 ok, 2 reading as zeros, 1 bad"));
+		snprintf(want, sizeof(want), "extent 2 (file %llu+", 3ull * MIB);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+		CU_ASSERT_EQUAL(xt_count(out, "MISMATCH"), 1);
+		free(out);
+		/* Put it back. */
+		b ^= 0x5a;
+		CU_ASSERT_EQUAL(xt_write_at(lab->files[r->lun], &b, 1, at), 0);
+	}
+}
+
+static void test_svg_renders(void)
+{
+	char *out = NULL, svg[600], png[600], opts[5000];
+	uint8_t head[24];
+	FILE *f;
+
+	NEED_MDS();
+	snprintf(svg, sizeof(svg), "%s/map.svg", dir);
+	snprintf(png, sizeof(png), "%s/map.png", dir);
+	snprintf(opts, sizeof(opts), "%s --svg %s", devs, svg);
+	CU_ASSERT_EQUAL_FATAL(extents(NULL, opts), 0);
+	CU_ASSERT_EQUAL_FATAL(test_run(&out, "cat %s", svg), 0);
+	CU_ASSERT_EQUAL(xt_count(out, "class=\"segment\""), 5);
+	CU_ASSERT(xt_count(out, "class=\"piece\"") >= 6 + 3 + 12);
+	CU_ASSERT_EQUAL(xt_count(out, "class=\"lun\""), NLUNS);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, lab->urls[2]));
+	free(out);
+	if (test_run(NULL, "command -v rsvg-convert >/dev/null") != 0) {
+		test_skip("rsvg-convert (librsvg2-bin) is not installed");
+		return;
+	}
+	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "rsvg-convert -o %s %s", png, svg), 0);
+	f = fopen(png, "rb");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	CU_ASSERT_EQUAL(fread(head, 1, sizeof(head), f), sizeof(head));
+	fclose(f);
+	CU_ASSERT_EQUAL(memcmp(head, "\x89PNG\r\n\x1a\n", 8), 0);
+	CU_ASSERT_EQUAL(((unsigned)head[16] << 24 | head[17] << 16 | head[18] << 8 | head[19]), 1000);
+}
+
+TEST_SUITE(extents_mds, "integration/extents_mds", suite_init, suite_clean,
+	   { "states_and_lbas", test_states_and_lbas },
+	   { "verify", test_verify },
+	   { "svg_renders", test_svg_renders });
