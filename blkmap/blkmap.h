@@ -423,6 +423,10 @@ int blkmap_vol_flush_async(struct blkmap_vol *vol, blkmap_io_cb cb, void *privat
 int blkmap_vol_flush_ranges_async(struct blkmap_vol *vol, const struct blkmap_range *ranges, size_t nranges,
 				  blkmap_io_cb cb, void *private_data);
 int blkmap_vol_flush(struct blkmap_vol *vol);
+/* Only the leaves i with leaves[i] != 0 (an array of blkmap_vol_count() entries, read before the call
+ * returns); -EINVAL when none is set or one is not a leaf. */
+int blkmap_vol_flush_leaves_async(struct blkmap_vol *vol, const uint8_t *leaves, blkmap_io_cb cb,
+				  void *private_data);
 
 /* ---- device-mapper tables --------------------------------------------------------------------- */
 

@@ -247,6 +247,20 @@ static int flush_leaves(struct blkmap_vol *vol, const uint8_t *mark, blkmap_io_c
 	return 0;
 }
 
+int blkmap_vol_flush_leaves_async(struct blkmap_vol *vol, const uint8_t *leaves, blkmap_io_cb cb, void *private_data)
+{
+	int any = 0;
+
+	for (unsigned i = 0; i < vol->n; i++) {
+		if (leaves[i] && !blkmap_vol_is_leaf(vol, i))
+			return bm_vol_err(vol, -EINVAL, "volume %u is not a leaf (simple or scsi)", i);
+		any |= leaves[i] != 0;
+	}
+	if (!any)
+		return bm_vol_err(vol, -EINVAL, "no leaves to flush");
+	return flush_leaves(vol, leaves, cb, private_data);
+}
+
 int blkmap_vol_flush_async(struct blkmap_vol *vol, blkmap_io_cb cb, void *private_data)
 {
 	uint8_t *mark = calloc(vol->n ? vol->n : 1, 1);

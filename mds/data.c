@@ -8,7 +8,7 @@
  * WRITE into blocks that held no data of the file, flushes the LUNs it wrote to before the blocks
  * are marked written (a target crash must not leave READ_WRITE extents over what the blocks held
  * before); both answer FILE_SYNC4. An UNSTABLE overwrite of written blocks answers UNSTABLE4 and
- * leaves the flush to COMMIT, which flushes every LUN of the pool when such writes are pending. */
+ * leaves the flush to COMMIT, which flushes the LUNs such writes went to since the last flush. */
 #include "mds/data.h"
 
 #include "blkmap/blkmap.h"
@@ -49,6 +49,7 @@ struct mds_io {
 	COMMIT4resok *cok;
 	int flushed;                /* WRITE: the LUNs written to were flushed */
 	uint64_t flush_gen;         /* COMMIT: data_unflushed_gen when its flush started */
+	uint8_t *flush_leaves;      /* COMMIT: the volume entries it flushes (arena) */
 	char where[200];            /* the failing device and LBA, for the log */
 };
 
@@ -166,7 +167,7 @@ static void note_failure(struct mds_io *io, int status, const struct blkmap_io_r
 }
 
 static void io_step(struct mds_io *io);
-static void note_unflushed(struct mds_server *srv);
+static void note_unflushed(struct mds_io *io);
 
 static void on_engine(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *arg)
 {
@@ -477,7 +478,7 @@ static void write_commit(struct mds_io *io)
 		io->wok->committed = FILE_SYNC4;
 	} else {
 		io->wok->committed = UNSTABLE4;
-		note_unflushed(srv);
+		note_unflushed(io);
 	}
 	memcpy(io->wok->writeverf, srv->write_verf, NFS4_VERIFIER_SIZE);
 	io_finish(io, NFS4_OK);
@@ -540,12 +541,32 @@ static uint64_t vol_logins(struct mds_server *srv)
 	return n;
 }
 
-/* An MDS-path write left in the LUNs' caches: COMMIT has something to flush. */
-static void note_unflushed(struct mds_server *srv)
+_Static_assert(MDS_MAX_VOL_ENTRIES == BLKMAP_MAX_VOLUMES, "one mark per volume entry");
+
+/* An MDS-path write left in the LUNs' caches: COMMIT has something to flush, on the leaves its
+ * extents map to (all of them if the mapping fails). */
+static void note_unflushed(struct mds_io *io)
 {
+	struct mds_server *srv = io->c->srv;
+	unsigned nent = blkmap_vol_count(srv->vol);
+
 	if (srv->data_unflushed_gen == srv->data_flushed_gen)
 		srv->data_unflushed_logins = vol_logins(srv);
 	srv->data_unflushed_gen++;
+	for (size_t i = 0; i < io->next_ext; i++) {
+		struct blkmap_run *runs = NULL;
+		size_t nruns = 0;
+		if (io->ext[i].state == MDS_EXT_NONE)
+			continue;
+		if (blkmap_vol_map(srv->vol, io->ext[i].vol_off, io->ext[i].len, &runs, &nruns) != 0) {
+			for (unsigned k = 0; k < nent; k++)
+				srv->data_unflushed_leaves[k] = (uint8_t)blkmap_vol_is_leaf(srv->vol, k);
+			return;
+		}
+		for (size_t k = 0; k < nruns; k++)
+			srv->data_unflushed_leaves[runs[k].leaf] = 1;
+		free(runs);
+	}
 }
 
 /* A new write verifier for this instance: the boot counter in the first half stays, the rest is new,
@@ -575,9 +596,23 @@ static void commit_start(struct mds_io *io)
 		return;
 	}
 	io->flush_gen = srv->data_unflushed_gen;
+	io->flush_leaves = mds_arena_calloc(&io->c->arena, MDS_MAX_VOL_ENTRIES, 1);
+	if (!io->flush_leaves) {
+		io_finish(io, NFS4ERR_RESOURCE);
+		return;
+	}
+	/* the LUNs written since the last flush; later writes mark them again */
+	memcpy(io->flush_leaves, srv->data_unflushed_leaves, MDS_MAX_VOL_ENTRIES);
+	memset(srv->data_unflushed_leaves, 0, MDS_MAX_VOL_ENTRIES);
+	if (!memchr(io->flush_leaves, 1, MDS_MAX_VOL_ENTRIES)) {
+		/* another COMMIT's flush, still running, took them: this one cannot wait for it, so it
+		 * flushes every LUN itself */
+		for (unsigned k = 0; k < blkmap_vol_count(srv->vol); k++)
+			io->flush_leaves[k] = (uint8_t)blkmap_vol_is_leaf(srv->vol, k);
+	}
 	io->phase = 1;
 	io->pending = 1;
-	rc = blkmap_vol_flush_async(srv->vol, on_engine, io);
+	rc = blkmap_vol_flush_leaves_async(srv->vol, io->flush_leaves, on_engine, io);
 	if (rc) {
 		io->pending = 0;
 		io->err = rc;
@@ -593,6 +628,8 @@ static void commit_done(struct mds_io *io)
 	if (io->err) {
 		LOG_ERROR("file %llu: COMMIT: flushing the pool's LUNs failed: %s", (unsigned long long)io->fileid,
 			  io->where);
+		for (unsigned k = 0; k < MDS_MAX_VOL_ENTRIES; k++)
+			srv->data_unflushed_leaves[k] |= io->flush_leaves[k]; /* still in their caches */
 		io_finish(io, NFS4ERR_IO);
 		return;
 	}
@@ -684,7 +721,7 @@ static void setsize_commit(struct mds_io *io)
 		return;
 	}
 	if (io->next_ext)
-		note_unflushed(srv); /* the zeroed block went to the LUN's cache */
+		note_unflushed(io); /* the zeroed block went to the LUN's cache */
 	if (io->sa.size < io->old_size)
 		mds_layout_truncate(srv, io->f, io->sa.size);
 	rc = mds_inode_setattr(t, io->fileid, &io->sa, mds_layout_free_flags(srv, io->f), &freed, NULL);

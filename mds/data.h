@@ -11,7 +11,7 @@ nfsstat4 mds_data_read(struct mds_compound *c, uint64_t fileid, uint64_t offset,
 /* WRITE the bytes at offset; ok gets count, committed, writeverf. */
 nfsstat4 mds_data_write(struct mds_compound *c, uint64_t fileid, uint64_t offset, const void *data, uint32_t len,
 			stable_how4 stable, WRITE4resok *ok);
-/* COMMIT: flush the pool's LUNs when MDS-path writes may still sit in their caches; ok gets the
+/* COMMIT: flush the LUNs MDS-path writes left data in the caches of since the last flush; ok gets the
  * write verifier (a new one when a LUN logged in again since those writes: they may be lost). */
 nfsstat4 mds_data_commit(struct mds_compound *c, uint64_t fileid, COMMIT4resok *ok);
 /* SETATTR with a size (and whatever else sa carries): zero the block holding the new end of file

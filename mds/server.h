@@ -257,6 +257,8 @@ struct mds_compound {
 #define MDS_ASYNC ((nfsstat4)-1)
 
 /* ---- the server --------------------------------------------------------------------------- */
+#define MDS_MAX_VOL_ENTRIES 1024 /* BLKMAP_MAX_VOLUMES: entries of the pool's volume array */
+
 struct mds_server {
 	struct mds_config cfg;
 	struct mds_loop *loop;
@@ -286,6 +288,7 @@ struct mds_server {
 	uint64_t data_unflushed_gen;     /* bumped by each such write */
 	uint64_t data_flushed_gen;       /* the value the last successful flush covered */
 	uint64_t data_unflushed_logins;  /* the LUNs' iSCSI logins when the first of them was written */
+	uint8_t data_unflushed_leaves[MDS_MAX_VOL_ENTRIES]; /* pool volume entries (leaves) they went to */
 	unsigned char server_owner[32];
 	/* Clients and state. */
 	struct mds_map clients;          /* clientid -> client */

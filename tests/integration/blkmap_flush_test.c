@@ -116,6 +116,23 @@ static void test_stripe_4_luns(void)
 		CU_ASSERT_EQUAL(st.done, 2);
 	}
 
+	/* chosen leaves: entries 2 and 6 (LUNs 1 and 3); none, or a non-leaf, is refused */
+	{
+		uint8_t leaves[9] = { 0 };
+		lab_sync_trace_reset(tr);
+		leaves[2] = leaves[6] = 1;
+		CU_ASSERT_EQUAL(blkmap_vol_flush_leaves_async(vol, leaves, flush_cb, &st), 0);
+		CU_ASSERT_EQUAL(blkmap_wait_idle(ctx), 0);
+		CU_ASSERT_EQUAL(st.status, 0);
+		CU_ASSERT_EQUAL(lab_sync_trace_count(tr, &nfds), 2);
+		CU_ASSERT_EQUAL(nfds, 2);
+		CU_ASSERT_EQUAL(blkmap_dev_flushes(blkmap_vol_leaf_dev(vol, 6)), 3);
+		memset(leaves, 0, sizeof(leaves));
+		CU_ASSERT_EQUAL(blkmap_vol_flush_leaves_async(vol, leaves, flush_cb, &st), -EINVAL);
+		leaves[1] = 1; /* a slice */
+		CU_ASSERT_EQUAL(blkmap_vol_flush_leaves_async(vol, leaves, flush_cb, &st), -EINVAL);
+	}
+
 	/* one device alone */
 	lab_sync_trace_reset(tr);
 	CU_ASSERT_EQUAL(blkmap_dev_flush(blkmap_vol_leaf_dev(vol, 6)), 0);

@@ -1,7 +1,7 @@
 /* pnfs-mds makes acknowledged MDS-path writes stable: tgt answers SYNCHRONIZE CACHE with fdatasync on
  * the LUN's backing file, so strace on the lab's tgtd counts the flushes per LUN. An UNSTABLE
- * overwrite flushes nothing until COMMIT, which flushes every LUN of the pool (and nothing when no
- * write is pending); FILE_SYNC and DATA_SYNC writes, and writes into new blocks, flush the LUNs they
+ * overwrite flushes nothing until COMMIT, which flushes the LUNs such writes went to (and nothing when
+ * no write is pending); FILE_SYNC and DATA_SYNC writes, and writes into new blocks, flush the LUNs they
  * wrote before replying FILE_SYNC4. A LUN logging in again before COMMIT changes the write verifier;
  * a LUN whose target is gone makes COMMIT fail with NFS4ERR_IO and the log name it. */
 #include "tests/blkmap/helpers.h"
@@ -136,11 +136,31 @@ static void test_commit_and_stable_writes(void)
 	CU_ASSERT_EQUAL(committed, UNSTABLE4);
 	CU_ASSERT_EQUAL(lab_sync_trace_count(tr, NULL), 0);
 
-	/* COMMIT flushes every LUN of the pool, with the same verifier */
+	/* COMMIT flushes the LUN that write went to, with the same verifier */
 	CU_ASSERT_EQUAL(commit_one(s.c, &s.fh, cverf), 0);
-	CU_ASSERT_EQUAL(lab_sync_trace_count(tr, &nfds), 4);
-	CU_ASSERT_EQUAL(nfds, 4);
+	CU_ASSERT_EQUAL(lab_sync_trace_count(tr, &nfds), 1);
+	CU_ASSERT_EQUAL(nfds, 1);
 	CU_ASSERT(memcmp(verf, cverf, NFS4_VERIFIER_SIZE) == 0);
+
+	/* UNSTABLE overwrites on two LUNs (the first and the second stripe unit, 1 MiB): COMMIT flushes
+	 * those two */
+	{
+		unsigned char *big = malloc(2 << 20);
+		test_fill_random(big, 2 << 20, 7);
+		CU_ASSERT_EQUAL(write_one(s.c, &s.fh, &s.sid, 64 << 10, big, (1 << 20) - (64 << 10), FILE_SYNC4,
+					  &committed, verf), 0);
+		CU_ASSERT_EQUAL(write_one(s.c, &s.fh, &s.sid, 1 << 20, big, 1 << 20, FILE_SYNC4, &committed, verf), 0);
+		lab_sync_trace_reset(tr);
+		CU_ASSERT_EQUAL(write_one(s.c, &s.fh, &s.sid, 0, buf, 64 << 10, UNSTABLE4, &committed, verf), 0);
+		CU_ASSERT_EQUAL(committed, UNSTABLE4);
+		CU_ASSERT_EQUAL(write_one(s.c, &s.fh, &s.sid, 1 << 20, big, 4096, UNSTABLE4, &committed, verf), 0);
+		CU_ASSERT_EQUAL(committed, UNSTABLE4);
+		CU_ASSERT_EQUAL(lab_sync_trace_count(tr, NULL), 0);
+		CU_ASSERT_EQUAL(commit_one(s.c, &s.fh, cverf), 0);
+		CU_ASSERT_EQUAL(lab_sync_trace_count(tr, &nfds), 2);
+		CU_ASSERT_EQUAL(nfds, 2);
+		free(big);
+	}
 
 	/* nothing pending: COMMIT answers without a flush */
 	lab_sync_trace_reset(tr);
@@ -166,6 +186,7 @@ static void test_commit_and_stable_writes(void)
 	CU_ASSERT_EQUAL(lab_sync_trace_count(tr, NULL), 0);
 	lab_sync_trace_stop(tr);
 
+	/* the first 64 KiB are what buf holds (its later pieces rewritten at 4096 and 8192) */
 	CU_ASSERT_EQUAL(nc_read(s.c, &s.fh, &s.sid, 0, back, 64 << 10, &got), 0);
 	CU_ASSERT_EQUAL(got, 64 << 10);
 	CU_ASSERT(memcmp(buf, back, 64 << 10) == 0);
