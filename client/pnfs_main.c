@@ -12,7 +12,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -343,12 +345,15 @@ struct end {
 	struct pnfs_fh *fh;
 	int fd;
 	const char *name;
+	const char *map;     /* a local regular source, mapped: chunks are sent from its pages */
+	size_t map_len;
 };
 
 struct copy;
 struct chunk {
 	struct copy *cp;
-	char *buf;
+	char *buf;           /* the chunk's bytes: its own memory, or the source's mapping */
+	char *mem;           /* its own memory */
 	uint64_t off;
 	size_t len;
 	int busy;
@@ -502,6 +507,13 @@ static int start_chunk(struct copy *cp, struct chunk *c)
 		}
 		return 1;
 	}
+	if (cp->src.map) {
+		/* A mapped source needs no copy: the chunk is the file's pages (its size is known). */
+		c->buf = (char *)cp->src.map + c->off;
+		write_chunk(cp, c);
+		return 1;
+	}
+	c->buf = c->mem;
 	{
 		size_t got = 0;
 		while (got < len) {
@@ -560,7 +572,7 @@ static int copy_run(struct copy *cp)
 		return -ENOMEM;
 	for (int i = 0; i < DEPTH; i++) {
 		cp->ch[i].cp = cp;
-		cp->ch[i].buf = mem + (size_t)i * CHUNK_BYTES;
+		cp->ch[i].buf = cp->ch[i].mem = mem + (size_t)i * CHUNK_BYTES;
 	}
 	for (;;) {
 		for (int i = 0; i < DEPTH && !cp->err; i++)
@@ -608,6 +620,40 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* A mapped source that shrinks while it is copied raises SIGBUS where its pages are gone: say so and
+ * stop (the destination is then incomplete, as with any copy of a file cut short under it). */
+static const char *mapped_name;
+
+static void on_sigbus(int sig)
+{
+	static const char a[] = "pnfs: ", b[] = ": the file shrank while it was being copied\n";
+	(void)sig;
+	if (write(2, a, sizeof(a) - 1) < 0 || write(2, mapped_name, strlen(mapped_name)) < 0 ||
+	    write(2, b, sizeof(b) - 1) < 0) {
+		/* nothing more to say */
+	}
+	_exit(1);
+}
+
+/* Map a regular local source to send its pages without copying them into chunks first; a source
+ * that cannot be mapped is read with pread as before. */
+static void map_source(struct end *e, uint64_t size)
+{
+	void *m;
+
+	if (size == 0 || size > SIZE_MAX)
+		return;
+	m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, e->fd, 0);
+	if (m == MAP_FAILED)
+		return;
+	madvise(m, (size_t)size, MADV_SEQUENTIAL);
+	madvise(m, (size_t)size, MADV_WILLNEED);
+	e->map = m;
+	e->map_len = (size_t)size;
+	mapped_name = e->name;
+	signal(SIGBUS, on_sigbus);
+}
+
 static int cmd_copy(const char *src, const char *dst)
 {
 	struct copy cp;
@@ -652,8 +698,10 @@ static int cmd_copy(const char *src, const char *dst)
 					close(cp.src.fd);
 					return 1;
 				}
-				if (S_ISREG(st.st_mode))
+				if (S_ISREG(st.st_mode)) {
 					cp.size = (uint64_t)st.st_size;
+					map_source(&cp.src, cp.size);
+				}
 			}
 		}
 	}
@@ -715,6 +763,10 @@ out:
 			fprintf(stderr, "pnfs: %s: %s\n", dst, strerror(errno));
 			rc = -EIO;
 		}
+	}
+	if (cp.src.map) {
+		munmap((void *)cp.src.map, cp.src.map_len);
+		signal(SIGBUS, SIG_DFL);
 	}
 	if (cp.src.remote && cp.src.fh)
 		pnfs_close(cp.src.ctx, cp.src.fh);
