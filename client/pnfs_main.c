@@ -564,6 +564,18 @@ static int run_loops(struct copy *cp)
 	return rc;
 }
 
+static void on_sigbus(int sig) __attribute__((noreturn));
+
+/* A mapped source cut short: the pages past its new end are gone, and a write still sending them
+ * would fail only at the command timeout. Stop now, the way SIGBUS would. */
+static void check_mapped_source(const struct copy *cp)
+{
+	struct stat st;
+
+	if (cp->src.map && fstat(cp->src.fd, &st) == 0 && (uint64_t)st.st_size < cp->src.map_len)
+		on_sigbus(SIGBUS);
+}
+
 static int copy_run(struct copy *cp)
 {
 	char *mem = NULL;
@@ -588,6 +600,7 @@ static int copy_run(struct copy *cp)
 			copy_fail(cp, -EIO, "event loop failed");
 			break;
 		}
+		check_mapped_source(cp);
 		if (cp->sequential)
 			flush_ready(cp);
 	}
@@ -595,6 +608,7 @@ static int copy_run(struct copy *cp)
 	while (cp->busy > 0 && (cp->src.remote || cp->dst.remote)) {
 		if (run_loops(cp) < 0)
 			break;
+		check_mapped_source(cp);
 		if (cp->sequential && !cp->err)
 			flush_ready(cp);
 		for (int i = 0; i < DEPTH; i++)

@@ -609,6 +609,90 @@ static void test_recall_mid_copy(void)
 	free(buf);
 }
 
+/* pnfs cp sends a local regular file straight from its mapped pages. Cut short while it is being
+ * copied (the copy stopped with SIGSTOP once it holds its layout, the source truncated, the copy let
+ * go), the copy ends at once with a clear error and exit status 1 instead of sending pages that are
+ * gone; no other file changes. */
+static void test_source_shrinks(void)
+{
+	NEED_LAB();
+	const size_t total = 512 * MIB, keep_len = 9 * MIB + 11;
+	struct pnfs_context *b = client(INITIATOR_B, 0);
+	char *buf = malloc(total), src[400], sf[400], back[400], errtxt[4096] = "", *stats = NULL;
+	uint64_t granted0;
+	int status = -1, exited = 0;
+	pid_t pid;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	snprintf(src, sizeof(src), "%s/shrink.src", shm);
+	snprintf(sf, sizeof(sf), "%s/shrink.stats", shm);
+	snprintf(back, sizeof(back), "%s/shrink.back", shm);
+	test_fill_random(buf, keep_len, 330);
+	CU_ASSERT_EQUAL_FATAL(write_file(src, buf, keep_len), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_cp(src, url("/unchanged"), &stats), 0);
+	free(stats);
+	test_fill_random(buf, total, 331);
+	CU_ASSERT_EQUAL_FATAL(write_file(src, buf, total), 0);
+
+	granted0 = mds_metric("pnfs_mds_layout_granted_bytes_total");
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		char cmd[8192];
+		snprintf(cmd, sizeof(cmd), "exec '%s' cp -q %s '%s' '%s' 2>'%s'", test_bin("pnfs"), cp_opts(INITIATOR_CP),
+			 src, url("/shrinking"), sf);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 1000 && mds_metric("pnfs_mds_layout_granted_bytes_total") == granted0; i++)
+		usleep(10000);
+	CU_ASSERT_EQUAL(kill(pid, SIGSTOP), 0);
+	if (waitpid(pid, &status, WNOHANG) == pid) {
+		CU_FAIL("the copy ended before its source could be cut short");
+		exited = 1;
+	}
+	CU_ASSERT(mds_metric("pnfs_mds_layout_granted_bytes_total") > granted0);
+	CU_ASSERT_EQUAL(truncate(src, (off_t)MIB), 0);
+	CU_ASSERT_EQUAL(kill(pid, SIGCONT), 0);
+	/* It ends on its own, long before its command timeout (30 s) would end a write of a gone page. */
+	for (int i = 0; i < 2000 && !exited; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			exited = 1;
+		else
+			usleep(10000);
+	}
+	if (!exited) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		CU_FAIL("pnfs cp did not stop within 20 s of its source being cut short");
+	}
+	{
+		char *s = NULL;
+		if (test_run(&s, "cat '%s'", sf) == 0 && s)
+			snprintf(errtxt, sizeof(errtxt), "%s", s);
+		free(s);
+	}
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errtxt, "the file shrank while it was being copied"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(errtxt, src));
+	/* The other file is as it was. */
+	test_fill_random(buf, keep_len, 330);
+	CU_ASSERT_EQUAL(pnfs_cp(url("/unchanged"), back, &stats), 0);
+	free(stats);
+	CU_ASSERT(file_equals(back, buf, keep_len));
+	unlink(back);
+	unlink(src);
+	unlink(sf);
+	{
+		struct pnfs_stat st;
+		if (pnfs_stat(b, "/shrinking", &st) == 0)
+			CU_ASSERT_EQUAL(pnfs_unlink(b, "/shrinking"), 0);
+	}
+	CU_ASSERT_EQUAL(pnfs_unlink(b, "/unchanged"), 0);
+	client_done(b);
+	free(buf);
+}
+
 /* ---- the direct path, proven ----------------------------------------------------------------- */
 
 /* Which lab LUN a blkmap device is, or -1. */
@@ -813,4 +897,5 @@ TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "sizes_0_to_512MiB_with_pnfs_cp", test_sizes },
 	   { "two_clients_disjoint_ranges", test_two_clients },
 	   { "recall_mid_copy_on_remove", test_recall_mid_copy },
+	   { "source_shrinks_mid_copy", test_source_shrinks },
 	   { "direct_path_512MiB", test_direct_path });
