@@ -62,7 +62,8 @@ LINK_all    := $(LIB_tools) $(LIB_client) $(LIB_mds) $(LINK_blkmap)
 TEST_SRCS  := tests/harness.c tests/lab.c $(wildcard $(addprefix tests/,$(addsuffix /*.c,$(PARTS) integration)))
 TEST_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_RUNNER := $(BUILD)/bin/pnfs-tests
-BENCH_SRCS := $(wildcard tests/bench/*.c)
+BENCH_LIB  := tests/bench/benchlab.c
+BENCH_SRCS := $(filter-out $(BENCH_LIB),$(wildcard tests/bench/*.c))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bin/bench-%,$(BENCH_SRCS))
 FUZZ_SRCS  := $(wildcard tests/fuzz/*.c)
 
@@ -161,15 +162,16 @@ $(TEST_RUNNER): $(TEST_OBJS) $(LINK_all)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $(TEST_OBJS) $(LINK_all) $(LDLIBS)
 
-$(BUILD)/bin/bench-%: $(BUILD)/tests/bench/%.o $(LINK_all)
+BENCH_LIB_OBJS := $(BUILD)/tests/bench/benchlab.o
+$(BUILD)/bin/bench-%: $(BUILD)/tests/bench/%.o $(BENCH_LIB_OBJS) $(LINK_all)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
 # bench-layoutget speaks NFSv4.1 to a real pnfs-mds through the tests' client.
 BENCH_NC_OBJS := $(BUILD)/tests/mds/nfsclient.o $(BUILD)/tests/mds/layout_util.o
-$(BUILD)/bin/bench-layoutget: $(BUILD)/tests/bench/layoutget.o $(BENCH_NC_OBJS) $(LINK_all)
+$(BUILD)/bin/bench-layoutget: $(BUILD)/tests/bench/layoutget.o $(BENCH_LIB_OBJS) $(BENCH_NC_OBJS) $(LINK_all)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_FLAGS) -o $@ $(BUILD)/tests/bench/layoutget.o $(BENCH_NC_OBJS) $(LINK_all) $(LDLIBS)
+	$(CC) $(SAN_FLAGS) -o $@ $(BUILD)/tests/bench/layoutget.o $(BENCH_LIB_OBJS) $(BENCH_NC_OBJS) $(LINK_all) $(LDLIBS)
 
 # --- install -------------------------------------------------------------------------------
 install: all

@@ -151,12 +151,10 @@ static void vwait_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_
 	w->done = 1;
 }
 
-static int vol_sync(struct blkmap_vol *vol, enum bm_op op, void *buf, size_t len, uint64_t off)
+/* The context a sync call on the volume waits in; what names the call in the error. */
+static int sync_ctx(struct blkmap_vol *vol, const char *what, struct blkmap_ctx **ctxp)
 {
-	struct iovec iov = { buf, len };
-	struct vwait w = { 0, 0, vol };
 	struct blkmap_ctx *ctx = NULL;
-	int rc;
 
 	for (unsigned i = 0; i < vol->n && !ctx; i++)
 		if (vol->v[i].dev && vol->v[i].dev->ctx)
@@ -164,12 +162,30 @@ static int vol_sync(struct blkmap_vol *vol, enum bm_op op, void *buf, size_t len
 	if (!ctx)
 		return bm_vol_err(vol, -ENODEV, "no leaf of the volume is bound to a device");
 	if (ctx->depth > 0)
-		return bm_vol_err(vol, -EDEADLK, "sync volume I/O from inside a completion callback");
-	rc = vol_io_async(vol, op, off, &iov, 1, vwait_cb, &w);
+		return bm_vol_err(vol, -EDEADLK, "sync volume %s from inside a completion callback", what);
+	*ctxp = ctx;
+	return 0;
+}
+
+/* Wait for a request started with vwait_cb; rc is what starting it returned. */
+static int sync_wait(struct blkmap_ctx *ctx, struct vwait *w, int rc)
+{
 	if (rc < 0)
 		return rc;
-	rc = bm_wait(ctx, &w.done);
-	return rc < 0 ? rc : w.status;
+	rc = bm_wait(ctx, &w->done);
+	return rc < 0 ? rc : w->status;
+}
+
+static int vol_sync(struct blkmap_vol *vol, enum bm_op op, void *buf, size_t len, uint64_t off)
+{
+	struct iovec iov = { buf, len };
+	struct vwait w = { 0, 0, vol };
+	struct blkmap_ctx *ctx = NULL;
+	int rc = sync_ctx(vol, "I/O", &ctx);
+
+	if (rc < 0)
+		return rc;
+	return sync_wait(ctx, &w, vol_io_async(vol, op, off, &iov, 1, vwait_cb, &w));
 }
 
 int blkmap_vol_pread(struct blkmap_vol *vol, void *buf, size_t len, uint64_t off_bytes)
@@ -307,18 +323,9 @@ int blkmap_vol_flush(struct blkmap_vol *vol)
 {
 	struct vwait w = { 0, 0, vol };
 	struct blkmap_ctx *ctx = NULL;
-	int rc;
+	int rc = sync_ctx(vol, "flush", &ctx);
 
-	for (unsigned i = 0; i < vol->n && !ctx; i++)
-		if (vol->v[i].dev && vol->v[i].dev->ctx)
-			ctx = vol->v[i].dev->ctx;
-	if (!ctx)
-		return bm_vol_err(vol, -ENODEV, "no leaf of the volume is bound to a device");
-	if (ctx->depth > 0)
-		return bm_vol_err(vol, -EDEADLK, "sync volume flush from inside a completion callback");
-	rc = blkmap_vol_flush_async(vol, vwait_cb, &w);
 	if (rc < 0)
 		return rc;
-	rc = bm_wait(ctx, &w.done);
-	return rc < 0 ? rc : w.status;
+	return sync_wait(ctx, &w, blkmap_vol_flush_async(vol, vwait_cb, &w));
 }

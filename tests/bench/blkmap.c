@@ -3,123 +3,28 @@
  * 4-way stripe (1 MiB unit) at 128 KiB and 1 MiB requests, against iscsi-perf on the 4 LUNs at once
  * (reads) and a raw libiscsi writer of ours (writes; also a raw reader, for a same-process view).
  * Shaped lab (root): N = 1, 2, 4, 8 storage hosts each behind a 400 Mbit/s veth, engine vs raw
- * aggregate. Each figure is the best of 3 runs, engine and baseline interleaved. Prints ratios;
- * targets are 0.9 x raw (plain) and 0.95 x raw (shaped). Numbers are noisy
+ * aggregate. Engine and baseline run back to back in each of several rounds; each ratio is the median
+ * of the rounds' ratios. Targets are 0.9 x raw (plain) and 0.95 x raw (shaped). Numbers are noisy
  * when the machine is busy. */
 #include "blkmap/blkmap.h"
+#include "tests/bench/benchlab.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <iscsi/iscsi.h>
 #include <iscsi/scsi-lowlevel.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define MIB ((uint64_t)1 << 20)
+#define MIB BENCH_MIB
 #define INITIATOR "iqn.2024-01.org.pnfs-san:bench"
-#define MAX_LUNS 8
+#define MAX_LUNS BENCHLAB_MAX_LUNS
 #define QD 32
-
-struct lab {
-	char dir[256];
-	char urls[MAX_LUNS][256];
-	int n;
-	int up;
-};
-
-static struct lab *active[4];
-
-static const char *bin_dir(void)
-{
-	const char *b = getenv("PNFS_BIN");
-	return b && *b ? b : "build/bin";
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t alen = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &alen) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
-static void lab_stop(struct lab *l)
-{
-	char cmd[600];
-	if (!l->up)
-		return;
-	snprintf(cmd, sizeof(cmd), "'%s/san-lab' down --dir '%s' >/dev/null 2>&1; rm -rf '%s'", bin_dir(), l->dir, l->dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "bench-blkmap: could not stop the lab in %s\n", l->dir);
-	l->up = 0;
-}
-
-static void stop_all(void)
-{
-	for (int i = 0; i < 4; i++)
-		if (active[i])
-			lab_stop(active[i]);
-}
-
-static void on_signal(int sig)
-{
-	stop_all();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int lab_start(struct lab *l, const char *shape)
-{
-	char cmd[1000], line[512];
-	FILE *f;
-	int port = free_port();
-
-	memset(l, 0, sizeof(*l));
-	snprintf(l->dir, sizeof(l->dir), "/tmp/bench-blkmap.%d.%d", (int)getpid(), port);
-	snprintf(cmd, sizeof(cmd), "'%s/san-lab' up %s --ram --dir '%s' --port %d --watch-pid %d 2>/dev/null", bin_dir(),
-		 shape, l->dir, port, (int)getpid());
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	l->up = 1;
-	for (int i = 0; i < 4; i++)
-		if (!active[i]) {
-			active[i] = l;
-			break;
-		}
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (!strncmp(line, "iscsi://", 8) && l->n < MAX_LUNS)
-			snprintf(l->urls[l->n++], sizeof(l->urls[0]), "%s", line);
-	}
-	if (pclose(f) != 0 || l->n == 0) {
-		fprintf(stderr, "bench-blkmap: san-lab up %s failed\n", shape);
-		lab_stop(l);
-		return -1;
-	}
-	return 0;
-}
 
 /* ---- the engine ------------------------------------------------------------------------------- */
 
@@ -173,12 +78,12 @@ static double engine_run(struct blkmap_ctx *ctx, struct blkmap_vol *vol, int wri
 	if (posix_memalign((void **)&p.ring, 4096, (size_t)window * req) != 0)
 		return -1;
 	memset(p.ring, 0x5a, (size_t)window * req);
-	t0 = now_s();
+	t0 = benchlab_now();
 	for (unsigned i = 0; i < window && p.next < total; i++)
 		pump_submit(&p);
 	if (blkmap_wait_idle(ctx) < 0)
 		p.failed++;
-	t1 = now_s();
+	t1 = benchlab_now();
 	free(p.ring);
 	if (p.failed) {
 		fprintf(stderr, "bench-blkmap: engine %s failed: %s\n", write ? "write" : "read", p.err);
@@ -237,7 +142,7 @@ static struct iscsi_context *raw_connect(const char *urlstr, int *lun)
 }
 
 /* MiB/s aggregate: per_lun bytes from block 2048 (1 MiB) of each LUN, qd commands each */
-static double raw_run(const struct lab *l, int n, int write, uint64_t per_lun, size_t req)
+static double raw_run(const struct benchlab *l, int n, int write, uint64_t per_lun, size_t req)
 {
 	struct rawlun r[MAX_LUNS] = { 0 };
 	uint32_t blocks = (uint32_t)(req / 512);
@@ -264,7 +169,7 @@ static double raw_run(const struct lab *l, int n, int write, uint64_t per_lun, s
 		r[i].pos = 2048;
 		r[i].limit = 2048 + per_lun / 512;
 	}
-	t0 = now_s();
+	t0 = benchlab_now();
 	do {
 		struct pollfd pf[MAX_LUNS];
 		busy = 0;
@@ -298,7 +203,7 @@ static double raw_run(const struct lab *l, int n, int write, uint64_t per_lun, s
 			if (pf[i].revents && iscsi_service(r[i].isc, pf[i].revents) < 0)
 				r[i].failed++;
 	} while (busy);
-	t1 = now_s();
+	t1 = benchlab_now();
 	for (int i = 0; i < n; i++) {
 		failed += r[i].failed;
 		iscsi_logout_sync(r[i].isc);
@@ -313,7 +218,7 @@ static double raw_run(const struct lab *l, int n, int write, uint64_t per_lun, s
 
 /* ---- iscsi-perf, one process per LUN at the same time ------------------------------------------- */
 
-static double perf_run(const struct lab *l, int n, size_t req, int seconds)
+static double perf_run(const struct benchlab *l, int n, size_t req, int seconds)
 {
 	pid_t pids[MAX_LUNS];
 	char outs[MAX_LUNS][128];
@@ -360,7 +265,7 @@ static double perf_run(const struct lab *l, int n, size_t req, int seconds)
 
 /* ---- volumes over a lab ------------------------------------------------------------------------- */
 
-static struct blkmap_vol *stripe_over(struct blkmap_ctx *ctx, const struct lab *l, int n, uint64_t per_lun)
+static struct blkmap_vol *stripe_over(struct blkmap_ctx *ctx, const struct benchlab *l, int n, uint64_t per_lun)
 {
 	struct blkmap_vol *vol = NULL;
 	uint32_t slices[MAX_LUNS], idx;
@@ -389,95 +294,133 @@ static struct blkmap_vol *stripe_over(struct blkmap_ctx *ctx, const struct lab *
 	return vol;
 }
 
-static void row(const char *what, const char *op, const char *req, double eng, double raw, const char *base,
-		double target)
+/* A pair of series measured round by round: the engine's rate and the baseline's, taken back to back
+ * in each round (the order alternating from round to round, so that neither side always runs on the
+ * warmer or the quieter half). The ratio shown is the median of the rounds' own ratios: a burst of
+ * load from others on a shared machine then moves one round, not the figure. */
+#define MAX_ROUNDS 9
+
+struct pair {
+	double eng[MAX_ROUNDS], raw[MAX_ROUNDS];
+	int n, failed;
+};
+
+static void pair_add(struct pair *p, double eng, double raw)
 {
 	if (eng < 0 || raw <= 0) {
-		printf("%-10s %-6s %-6s %10s %10s  %-22s %s\n", what, op, req, eng < 0 ? "failed" : "-", raw < 0 ? "failed" : "-",
-		       base, "-");
+		p->failed = 1;
 		return;
 	}
-	printf("%-10s %-6s %-6s %10.1f %10.1f  %-22s %5.2f%s\n", what, op, req, eng, raw, base, eng / raw,
-	       eng / raw < target ? "  (below target)" : "");
+	if (p->n < MAX_ROUNDS) {
+		p->eng[p->n] = eng;
+		p->raw[p->n] = raw;
+		p->n++;
+	}
 }
 
-/* Each figure is the best of ROUNDS runs, engine and baseline interleaved, so that a burst of load
- * from others on a shared machine does not decide a ratio. */
-#define ROUNDS 3
-
-static double best(double a, double b)
+/* Prints the row; returns -1 when a run of it failed. */
+static int row(const char *what, const char *op, const char *req, struct pair *p, const char *base, double target)
 {
-	if (a < 0 && b < 0)
+	double ratios[MAX_ROUNDS], lo = 0, hi = 0, e, r, m;
+
+	if (p->failed || p->n == 0) {
+		printf("%-10s %-6s %-6s %10s %10s  %-18s %s\n", what, op, req, "failed", "-", base, "-");
 		return -1;
-	return a > b ? a : b;
+	}
+	for (int i = 0; i < p->n; i++) {
+		ratios[i] = p->eng[i] / p->raw[i];
+		if (i == 0 || ratios[i] < lo)
+			lo = ratios[i];
+		if (i == 0 || ratios[i] > hi)
+			hi = ratios[i];
+	}
+	m = benchlab_median(ratios, p->n);
+	e = benchlab_median(p->eng, p->n);
+	r = benchlab_median(p->raw, p->n);
+	printf("%-10s %-6s %-6s %10.1f %10.1f  %-18s %5.2f  %4.2f-%4.2f%s\n", what, op, req, e, r, base, m, lo, hi,
+	       m < target ? "  (below target)" : "");
+	return 0;
+}
+
+static void header(void)
+{
+	printf("%-10s %-6s %-6s %10s %10s  %-18s %s  %s\n", "lab", "op", "req", "engine", "raw", "raw is", "ratio",
+	       "rounds");
 }
 
 static int perf_seconds(void)
 {
-	return getenv("BENCH_QUICK") ? 1 : 2;
+	return benchlab_quick() ? 1 : 2;
 }
 
-/* BENCH_QUICK=1: a fraction of the data, to check the program itself */
-static uint64_t scale(uint64_t v)
-{
-	const char *q = getenv("BENCH_QUICK");
-	return q && *q == '1' ? v / 8 : v;
-}
+#define PLAIN_ROUNDS 5
+#define SHAPED_ROUNDS 3
 
 static int plain(void)
 {
-	const uint64_t per_lun = scale(256 * MIB), total = 4 * per_lun;
+	const uint64_t per_lun = benchlab_scale(256 * MIB), total = 4 * per_lun;
 	static const size_t reqs[2] = { 128 << 10, 1 << 20 };
 	struct blkmap_ctx_opts o;
 	struct blkmap_ctx *ctx = NULL;
 	struct blkmap_vol *vol;
-	struct lab l;
+	struct benchlab l;
 	int rc = 0;
 
-	if (lab_start(&l, "--luns 4 --size 257M") < 0)
+	if (benchlab_start(&l, "--luns 4 --size 257M") < 0)
 		return 1;
 	blkmap_ctx_opts_init(&o);
 	o.initiator_name = INITIATOR;
 	if (blkmap_ctx_create(&o, &ctx) < 0 || !(vol = stripe_over(ctx, &l, 4, per_lun))) {
 		blkmap_ctx_destroy(ctx);
-		lab_stop(&l);
+		benchlab_stop(&l);
 		return 1;
 	}
 	/* fill once so reads return data the target really stores */
 	engine_run(ctx, vol, 1, total, 1 << 20, 128);
 	printf("plain lab: 4 RAM LUNs on one tgtd (127.0.0.1), 4-way stripe with 1 MiB unit, %" PRIu64
-	       " MiB sequential;\nengine: one context, %u commands per LUN; MiB/s, best of %d interleaved runs\n",
-	       total / MIB, QD, ROUNDS);
-	printf("%-10s %-6s %-6s %10s %10s  %-22s %s\n", "lab", "op", "req", "engine", "raw", "raw is", "ratio");
+	       " MiB sequential;\nengine: one context, %u commands per LUN. %d rounds, engine and raw back to back in "
+	       "each\n(order alternating); MiB/s medians; ratio: the median of the rounds' ratios, and their range\n",
+	       total / MIB, QD, PLAIN_ROUNDS);
+	header();
 	for (int k = 0; k < 2; k++) {
 		size_t req = reqs[k];
 		const char *rs = k ? "1M" : "128K";
 		/* 128 requests in flight: with a 1 MiB unit that is QD commands per LUN at either size */
 		unsigned window = 4 * QD;
-		double er = -1, pr = -1, rr = -1, ew = -1, rw = -1;
-		for (int round = 0; round < ROUNDS; round++) {
-			er = best(er, engine_run(ctx, vol, 0, total, req, window));
-			pr = best(pr, perf_run(&l, 4, req, perf_seconds()));
-			rr = best(rr, raw_run(&l, 4, 0, per_lun, req));
-			ew = best(ew, engine_run(ctx, vol, 1, total, req, window));
-			rw = best(rw, raw_run(&l, 4, 1, per_lun, req));
+		struct pair perf = { 0 }, rd = { 0 }, wr = { 0 };
+		for (int round = 0; round < PLAIN_ROUNDS; round++) {
+			double er, pr, rr, ew, rw;
+			if (round % 2 == 0) {
+				er = engine_run(ctx, vol, 0, total, req, window);
+				rr = raw_run(&l, 4, 0, per_lun, req);
+				pr = perf_run(&l, 4, req, perf_seconds());
+				ew = engine_run(ctx, vol, 1, total, req, window);
+				rw = raw_run(&l, 4, 1, per_lun, req);
+			} else {
+				pr = perf_run(&l, 4, req, perf_seconds());
+				rr = raw_run(&l, 4, 0, per_lun, req);
+				er = engine_run(ctx, vol, 0, total, req, window);
+				rw = raw_run(&l, 4, 1, per_lun, req);
+				ew = engine_run(ctx, vol, 1, total, req, window);
+			}
+			pair_add(&perf, er, pr);
+			pair_add(&rd, er, rr);
+			pair_add(&wr, ew, rw);
 		}
-		row("plain", "read", rs, er, pr, "iscsi-perf x4", 0.9);
-		row("plain", "read", rs, er, rr, "libiscsi reader", 0.9);
-		row("plain", "write", rs, ew, rw, "libiscsi writer", 0.9);
-		if (er < 0 || ew < 0 || pr < 0 || rw < 0)
-			rc = 1;
+		rc |= row("plain", "read", rs, &perf, "iscsi-perf x4", 0.9) < 0;
+		rc |= row("plain", "read", rs, &rd, "libiscsi reader", 0.9) < 0;
+		rc |= row("plain", "write", rs, &wr, "libiscsi writer", 0.9) < 0;
 	}
 	blkmap_vol_free(vol);
 	blkmap_ctx_destroy(ctx);
-	lab_stop(&l);
+	benchlab_stop(&l);
 	return rc;
 }
 
 static int shaped(void)
 {
 	static const int ns[4] = { 1, 2, 4, 8 };
-	const uint64_t per_lun = scale(96 * MIB);
+	const uint64_t per_lun = benchlab_scale(96 * MIB);
 	int rc = 0;
 
 	if (geteuid() != 0) {
@@ -486,18 +429,21 @@ static int shaped(void)
 	}
 	printf("\nshaped lab: N storage hosts, one tgtd and LUN each behind a 400 Mbit/s veth (tc htb);\n"
 	       "stripe over the N LUNs, 1 MiB unit and requests, %u commands per LUN, %" PRIu64
-	       " MiB per LUN; MiB/s, best of %d\n",
-	       QD, per_lun / MIB, ROUNDS);
-	printf("%-10s %-6s %-6s %10s %10s  %-22s %s\n", "lab", "op", "req", "engine", "raw", "raw is", "ratio");
+	       " MiB per LUN;\n%d rounds as above\n",
+	       QD, per_lun / MIB, SHAPED_ROUNDS);
+	header();
 	for (int k = 0; k < 4; k++) {
 		struct blkmap_ctx_opts o;
 		struct blkmap_ctx *ctx = NULL;
 		struct blkmap_vol *vol;
-		struct lab l;
+		struct benchlab l;
+		struct pair rd = { 0 }, wr = { 0 };
+		uint64_t total = per_lun * (uint64_t)ns[k];
+		unsigned window = (unsigned)(QD * ns[k]);
 		char shape[100], what[16];
 		snprintf(shape, sizeof(shape), "--hosts %d --rate 400 --size 100M", ns[k]);
 		snprintf(what, sizeof(what), "N=%d", ns[k]);
-		if (lab_start(&l, shape) < 0) {
+		if (benchlab_start(&l, shape) < 0) {
 			rc = 1;
 			continue;
 		}
@@ -505,27 +451,31 @@ static int shaped(void)
 		o.initiator_name = INITIATOR;
 		if (blkmap_ctx_create(&o, &ctx) < 0 || !(vol = stripe_over(ctx, &l, ns[k], per_lun))) {
 			blkmap_ctx_destroy(ctx);
-			lab_stop(&l);
+			benchlab_stop(&l);
 			rc = 1;
 			continue;
 		}
-		{
-			double er = -1, pr = -1, ew = -1, rw = -1;
-			uint64_t total = per_lun * (uint64_t)ns[k];
-			for (int round = 0; round < ROUNDS; round++) {
-				er = best(er, engine_run(ctx, vol, 0, total, 1 << 20, (unsigned)(QD * ns[k])));
-				pr = best(pr, perf_run(&l, ns[k], 1 << 20, perf_seconds()));
-				ew = best(ew, engine_run(ctx, vol, 1, total, 1 << 20, (unsigned)(QD * ns[k])));
-				rw = best(rw, raw_run(&l, ns[k], 1, per_lun, 1 << 20));
+		for (int round = 0; round < SHAPED_ROUNDS; round++) {
+			double er, pr, ew, rw;
+			if (round % 2 == 0) {
+				er = engine_run(ctx, vol, 0, total, 1 << 20, window);
+				pr = perf_run(&l, ns[k], 1 << 20, perf_seconds());
+				ew = engine_run(ctx, vol, 1, total, 1 << 20, window);
+				rw = raw_run(&l, ns[k], 1, per_lun, 1 << 20);
+			} else {
+				pr = perf_run(&l, ns[k], 1 << 20, perf_seconds());
+				er = engine_run(ctx, vol, 0, total, 1 << 20, window);
+				rw = raw_run(&l, ns[k], 1, per_lun, 1 << 20);
+				ew = engine_run(ctx, vol, 1, total, 1 << 20, window);
 			}
-			row(what, "read", "1M", er, pr, "iscsi-perf xN", 0.95);
-			row(what, "write", "1M", ew, rw, "libiscsi writer", 0.95);
-			if (er < 0 || ew < 0 || pr < 0 || rw < 0)
-				rc = 1;
+			pair_add(&rd, er, pr);
+			pair_add(&wr, ew, rw);
 		}
+		rc |= row(what, "read", "1M", &rd, "iscsi-perf xN", 0.95) < 0;
+		rc |= row(what, "write", "1M", &wr, "libiscsi writer", 0.95) < 0;
 		blkmap_vol_free(vol);
 		blkmap_ctx_destroy(ctx);
-		lab_stop(&l);
+		benchlab_stop(&l);
 	}
 	return rc;
 }
@@ -544,9 +494,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	atexit(stop_all);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	benchlab_install_cleanup("bench-blkmap");
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!only_shaped)

@@ -7,20 +7,18 @@
  * one block and of 16, RW of one written block (nothing to allocate). Each is followed by an untimed
  * LAYOUTRETURN so that the client's layout state is alike on both files; the two files' calls
  * alternate; best of 5 rounds. Target (issue 6): big/small < 2. */
+#include "tests/bench/benchlab.h"
 #include "tests/mds/layout_util.h"
 #include "tests/mds/nfsclient.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define BS 4096ull                 /* the pool's layout block size (pnfs-admin's default) */
@@ -30,147 +28,14 @@
 #define MAXC 0xffffu
 #define BLK LAYOUT4_BLOCK_VOLUME
 
-struct lab {
-	char dir[256];
-	char urls[4][256];
-	int n, up;
-	char pool[300];
-	pid_t mds;
-	int mds_port;
-};
+static struct benchlab the_lab;
 
-static struct lab the_lab;
-
-static const char *bin_dir(void)
+/* 4 RAM LUNs of 1 GiB, a pool over them and the pnfs-mds serving it. */
+static int lab_start(struct benchlab *l)
 {
-	const char *b = getenv("PNFS_BIN");
-	return b && *b ? b : "build/bin";
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t alen = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&a, &alen) == 0)
-		port = ntohs(a.sin_port);
-	if (fd >= 0)
-		close(fd);
-	return port;
-}
-
-static int can_connect(int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-	if (fd >= 0)
-		close(fd);
-	return ok;
-}
-
-/* ---- the lab, the pool and pnfs-mds --------------------------------------------------------------- */
-
-static void lab_stop(struct lab *l)
-{
-	char cmd[900];
-
-	if (l->mds > 0) {
-		kill(l->mds, SIGTERM);
-		for (int i = 0; i < 100 && waitpid(l->mds, NULL, WNOHANG) != l->mds; i++)
-			usleep(50000);
-		kill(l->mds, SIGKILL);
-		waitpid(l->mds, NULL, 0);
-		l->mds = 0;
-	}
-	if (!l->up)
-		return;
-	snprintf(cmd, sizeof(cmd), "'%s/san-lab' down --dir '%s' >/dev/null 2>&1; rm -rf '%s'", bin_dir(), l->dir,
-		 l->dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "bench-layoutget: could not stop the lab in %s\n", l->dir);
-	l->up = 0;
-}
-
-static void on_signal(int sig)
-{
-	lab_stop(&the_lab);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int lab_start(struct lab *l)
-{
-	char cmd[1400], line[512];
-	FILE *f;
-	int port = free_port();
-	size_t o;
-
-	memset(l, 0, sizeof(*l));
-	snprintf(l->dir, sizeof(l->dir), "/tmp/bench-layoutget.%d.%d", (int)getpid(), port);
-	snprintf(cmd, sizeof(cmd), "'%s/san-lab' up --luns 4 --size 1G --ram --dir '%s' --port %d --watch-pid %d 2>/dev/null",
-		 bin_dir(), l->dir, port, (int)getpid());
-	f = popen(cmd, "r");
-	if (!f)
+	if (benchlab_start(l, "--luns 4 --size 1G") < 0 || l->n != 4)
 		return -1;
-	l->up = 1;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (!strncmp(line, "iscsi://", 8) && l->n < 4)
-			snprintf(l->urls[l->n++], sizeof(l->urls[0]), "%s", line);
-	}
-	if (pclose(f) != 0 || l->n != 4) {
-		fprintf(stderr, "bench-layoutget: san-lab up failed\n");
-		return -1;
-	}
-	snprintf(l->pool, sizeof(l->pool), "%s/pool", l->dir);
-	o = (size_t)snprintf(cmd, sizeof(cmd), "'%s/pnfs-admin' format --pool '%s'", bin_dir(), l->pool);
-	for (int i = 0; i < l->n; i++)
-		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, " '%s'", l->urls[i]);
-	snprintf(cmd + o, sizeof(cmd) - o, " >/dev/null");
-	if (system(cmd) != 0) {
-		fprintf(stderr, "bench-layoutget: pnfs-admin format failed\n");
-		return -1;
-	}
-	l->mds_port = free_port();
-	l->mds = fork();
-	if (l->mds < 0)
-		return -1;
-	if (l->mds == 0) {
-		char portarg[16], log[400], prog[400];
-		int fd;
-		snprintf(portarg, sizeof(portarg), "%d", l->mds_port);
-		snprintf(log, sizeof(log), "%s/mds.log", l->dir);
-		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		snprintf(prog, sizeof(prog), "%s/pnfs-mds", bin_dir());
-		execl(prog, "pnfs-mds", "--foreground", "--listen", "127.0.0.1", "--port", portarg, "--pool", l->pool,
-		      "--log-level", "warn", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 500 && !can_connect(l->mds_port); i++)
-		usleep(20000);
-	if (!can_connect(l->mds_port)) {
-		fprintf(stderr, "bench-layoutget: pnfs-mds did not start (see %s/mds.log)\n", l->dir);
-		return -1;
-	}
-	return 0;
+	return benchlab_start_mds(l, "--log-level", "warn");
 }
 
 /* ---- building a file of n extents through the protocol --------------------------------------------- */
@@ -185,7 +50,7 @@ struct bfile {
 static void fail(const char *what, int rc)
 {
 	fprintf(stderr, "bench-layoutget: %s: %d%s\n", what, rc, rc < 0 ? " (no reply)" : " (NFS4ERR_*)");
-	lab_stop(&the_lab);
+	benchlab_stop(&the_lab);
 	exit(1);
 }
 
@@ -270,7 +135,7 @@ static int check_file(struct nc *c, struct bfile *bf, struct lt_layout *l)
 static void build_file(struct nc *c, struct bfile *bf, struct lt_layout *l, pnfs_block_extent4 *ext)
 {
 	struct nc_fh root;
-	double t0 = now_s();
+	double t0 = benchlab_now();
 	int rc;
 
 	if ((rc = nc_rootfh(c, &root)))
@@ -284,11 +149,11 @@ static void build_file(struct nc *c, struct bfile *bf, struct lt_layout *l, pnfs
 	}
 	if (check_file(c, bf, l)) {
 		fprintf(stderr, "bench-layoutget: %s does not have %u separate extents\n", bf->name, bf->next);
-		lab_stop(&the_lab);
+		benchlab_stop(&the_lab);
 		exit(1);
 	}
 	printf("built %-7s %6u extents (written blocks with a hole after each) in %.1f s, checked\n", bf->name,
-	       bf->next, now_s() - t0);
+	       bf->next, benchlab_now() - t0);
 }
 
 /* ---- the measurement -------------------------------------------------------------------------------- */
@@ -320,9 +185,9 @@ static double one_get(struct nc *c, struct bfile *bf, double r, const struct kin
 	if (k->written)
 		off = (uint64_t)(r * (double)bf->next) * 2;
 	off *= BS;
-	t0 = now_s();
+	t0 = benchlab_now();
 	rc = lt_layoutget(c, &bf->fh, BLK, k->iomode, off, k->len, k->len, &bf->open, MAXC, l);
-	t = now_s() - t0;
+	t = benchlab_now() - t0;
 	if (rc)
 		fail(k->iomode == LAYOUTIOMODE4_RW ? "LAYOUTGET RW" : "LAYOUTGET READ", rc);
 	if (k->written && (l->n != 1 || l->ext[0].bex_state != PNFS_BLOCK_READ_WRITE_DATA))
@@ -347,10 +212,9 @@ int main(void)
 	r = calloc(CALLS, sizeof(*r));
 	if (!l || !ext || !r)
 		return 1;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	benchlab_install_cleanup("bench-layoutget");
 	if (lab_start(&the_lab)) {
-		lab_stop(&the_lab);
+		benchlab_stop(&the_lab);
 		return 1;
 	}
 	printf("lab: 4 RAM LUNs of 1 GiB on one tgtd, pool striped (1 MiB unit, 4 KiB blocks), pnfs-mds on port %d\n",
@@ -358,7 +222,7 @@ int main(void)
 	c = nc_connect(the_lab.mds_port);
 	if (!c || nc_setup(c, "bench-layoutget") != 0) {
 		fprintf(stderr, "bench-layoutget: no session with pnfs-mds\n");
-		lab_stop(&the_lab);
+		benchlab_stop(&the_lab);
 		return 1;
 	}
 	for (int f = 0; f < 2; f++)
@@ -396,7 +260,7 @@ int main(void)
 		printf(" %s %.2f%s", kinds[k].name, best[1][k] / best[0][k], k + 1 < NKINDS ? "," : "");
 	printf(" (target < 2.0: %s)\n", ok ? "met" : "NOT met");
 	nc_free(c);
-	lab_stop(&the_lab);
+	benchlab_stop(&the_lab);
 	free(l);
 	free(ext);
 	free(r);

@@ -1,0 +1,210 @@
+#include "tests/bench/benchlab.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ACTIVE 4
+
+static struct benchlab *active[MAX_ACTIVE];
+static const char *progname = "bench";
+
+const char *benchlab_bin_dir(void)
+{
+	const char *b = getenv("PNFS_BIN");
+	return b && *b ? b : "build/bin";
+}
+
+double benchlab_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int benchlab_quick(void)
+{
+	const char *q = getenv("BENCH_QUICK");
+	return q && *q && strcmp(q, "0") != 0;
+}
+
+uint64_t benchlab_scale(uint64_t v)
+{
+	return benchlab_quick() ? v / 8 : v;
+}
+
+int benchlab_free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+	    getsockname(fd, (struct sockaddr *)&a, &alen) == 0)
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+int benchlab_can_connect(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void forget(struct benchlab *l)
+{
+	for (int i = 0; i < MAX_ACTIVE; i++)
+		if (active[i] == l)
+			active[i] = NULL;
+}
+
+void benchlab_stop(struct benchlab *l)
+{
+	char cmd[900];
+
+	if (l->mds > 0) {
+		kill(l->mds, SIGTERM);
+		for (int i = 0; i < 100 && waitpid(l->mds, NULL, WNOHANG) != l->mds; i++)
+			usleep(50000);
+		kill(l->mds, SIGKILL);
+		waitpid(l->mds, NULL, 0);
+		l->mds = 0;
+	}
+	forget(l);
+	if (!l->up)
+		return;
+	snprintf(cmd, sizeof(cmd), "'%s/san-lab' down --dir '%s' >/dev/null 2>&1; rm -rf '%s'", benchlab_bin_dir(),
+		 l->dir, l->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "%s: could not stop the lab in %s\n", progname, l->dir);
+	l->up = 0;
+}
+
+static void stop_all(void)
+{
+	for (int i = 0; i < MAX_ACTIVE; i++)
+		if (active[i])
+			benchlab_stop(active[i]);
+}
+
+static void on_signal(int sig)
+{
+	stop_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void benchlab_install_cleanup(const char *prog)
+{
+	progname = prog;
+	atexit(stop_all);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+}
+
+int benchlab_start(struct benchlab *l, const char *shape)
+{
+	char cmd[1000], line[512];
+	FILE *f;
+	int port = benchlab_free_port();
+
+	memset(l, 0, sizeof(*l));
+	snprintf(l->dir, sizeof(l->dir), "/tmp/%s.%d.%d", progname, (int)getpid(), port);
+	snprintf(cmd, sizeof(cmd), "'%s/san-lab' up %s --ram --dir '%s' --port %d --watch-pid %d 2>/dev/null",
+		 benchlab_bin_dir(), shape, l->dir, port, (int)getpid());
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	l->up = 1;
+	for (int i = 0; i < MAX_ACTIVE; i++)
+		if (!active[i]) {
+			active[i] = l;
+			break;
+		}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "iscsi://", 8) && l->n < BENCHLAB_MAX_LUNS)
+			snprintf(l->urls[l->n++], sizeof(l->urls[0]), "%s", line);
+	}
+	if (pclose(f) != 0 || l->n == 0) {
+		fprintf(stderr, "%s: san-lab up %s failed\n", progname, shape);
+		benchlab_stop(l);
+		return -1;
+	}
+	return 0;
+}
+
+int benchlab_start_mds(struct benchlab *l, const char *extra_opt, const char *extra_val)
+{
+	char cmd[1400];
+	size_t o;
+
+	snprintf(l->pool, sizeof(l->pool), "%s/pool", l->dir);
+	o = (size_t)snprintf(cmd, sizeof(cmd), "'%s/pnfs-admin' format --pool '%s'", benchlab_bin_dir(), l->pool);
+	for (int i = 0; i < l->n; i++)
+		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, " '%s'", l->urls[i]);
+	snprintf(cmd + o, sizeof(cmd) - o, " >/dev/null");
+	if (system(cmd) != 0) {
+		fprintf(stderr, "%s: pnfs-admin format failed\n", progname);
+		return -1;
+	}
+	l->mds_port = benchlab_free_port();
+	l->mds = fork();
+	if (l->mds < 0) {
+		l->mds = 0;
+		return -1;
+	}
+	if (l->mds == 0) {
+		char portarg[16], log[400], prog[400];
+		int fd;
+		snprintf(portarg, sizeof(portarg), "%d", l->mds_port);
+		snprintf(log, sizeof(log), "%s/mds.log", l->dir);
+		fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		snprintf(prog, sizeof(prog), "%s/pnfs-mds", benchlab_bin_dir());
+		execl(prog, "pnfs-mds", "--foreground", "--listen", "127.0.0.1", "--port", portarg, "--pool", l->pool,
+		      extra_opt, extra_val, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && !benchlab_can_connect(l->mds_port); i++)
+		usleep(20000);
+	if (!benchlab_can_connect(l->mds_port)) {
+		fprintf(stderr, "%s: pnfs-mds did not start (see %s/mds.log)\n", progname, l->dir);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double benchlab_median(double *v, int n)
+{
+	if (n <= 0)
+		return -1;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

@@ -1,0 +1,43 @@
+/* What the benchmark programs share: a san-lab started and stopped from the program (stopped again on
+ * exit and on SIGINT/SIGTERM), optionally with a pool formatted over its LUNs and a pnfs-mds serving
+ * it; clocks, free ports, BENCH_QUICK scaling; and the statistics of interleaved rounds. */
+#ifndef PNFS_TESTS_BENCH_BENCHLAB_H
+#define PNFS_TESTS_BENCH_BENCHLAB_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define BENCH_MIB ((uint64_t)1 << 20)
+#define BENCHLAB_MAX_LUNS 8
+
+struct benchlab {
+	char dir[256];
+	char urls[BENCHLAB_MAX_LUNS][256];
+	int n, up;
+	char pool[300];
+	pid_t mds;
+	int mds_port;
+};
+
+/* The directory of the project's programs: $PNFS_BIN, or build/bin. */
+const char *benchlab_bin_dir(void);
+double benchlab_now(void); /* CLOCK_MONOTONIC seconds */
+int benchlab_free_port(void);
+int benchlab_can_connect(int port);
+/* BENCH_QUICK set (and not "0"): an eighth of v, to check a program rather than measure. */
+uint64_t benchlab_scale(uint64_t v);
+int benchlab_quick(void);
+
+/* Stop every lab still up at exit and on SIGINT/SIGTERM. Call once, first. */
+void benchlab_install_cleanup(const char *prog);
+/* `san-lab up SHAPE --ram` in a fresh directory on a free port; the LUN URLs in l->urls. */
+int benchlab_start(struct benchlab *l, const char *shape);
+/* `pnfs-admin format` a pool over every LUN of the lab and start pnfs-mds on it (EXTRA_ARG, if not
+ * NULL, is one more argument pair such as "--log-level", "warn"). */
+int benchlab_start_mds(struct benchlab *l, const char *extra_opt, const char *extra_val);
+void benchlab_stop(struct benchlab *l);
+
+/* The median of n values (sorted in place); -1 when n is 0. */
+double benchlab_median(double *v, int n);
+
+#endif
