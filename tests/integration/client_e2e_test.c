@@ -64,20 +64,13 @@ static int suite_init(void)
 	}
 	metrics_port = test_free_port();
 	snprintf(args, sizeof(args), "--metrics-port %d", metrics_port);
-	mds = tmds_new(lab, NULL, args);
-	if (!mds || tmds_start(mds) != 0) {
-		snprintf(why, sizeof(why), "pnfs-mds did not start");
-		tmds_free(mds);
-		mds = NULL;
-	}
+	mds = tmds_up(lab, NULL, args, why, sizeof(why));
 	return 0;
 }
 
 static int suite_clean(void)
 {
-	if (mds)
-		tmds_stop(mds, SIGTERM);
-	tmds_free(mds);
+	tmds_down(mds);
 	lab_down(lab);
 	shm_remove(NULL);
 	mds = NULL;
