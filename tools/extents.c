@@ -47,8 +47,7 @@ const char *tool_verdict_name(enum tool_verdict v)
 	return "?";
 }
 
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+int tool_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -75,6 +74,20 @@ void tool_map_free(struct tool_map *m)
 	if (m->vol_owned)
 		blkmap_vol_free(m->vol);
 	tool_map_init(m);
+}
+
+void tool_map_set_range(struct tool_map *m, uint64_t off, uint64_t len, uint64_t end_of_file,
+			uint32_t block_bytes)
+{
+	uint64_t end = len == TOOL_TO_END || off + len < off ? end_of_file : off + len;
+
+	off -= off % block_bytes;
+	if (end % block_bytes)
+		end += block_bytes - end % block_bytes;
+	if (end < off)
+		end = off;
+	m->range_off = off;
+	m->range_len = end - off;
 }
 
 int tool_map_add(struct tool_map *m, uint64_t file_off, uint64_t len, uint64_t vol_off, int state)
@@ -215,38 +228,38 @@ int tool_map_resolve(struct tool_map *m, char *err, size_t errlen)
 		e->piece0 = m->npieces;
 		e->npieces = 0;
 		if (e->len == 0)
-			return fail(err, errlen, -EINVAL, "extent %zu (file %" PRIu64 "): zero length", i,
-				    e->file_off);
+			return tool_fail(err, errlen, -EINVAL, "extent %zu (file %" PRIu64 "): zero length", i,
+					 e->file_off);
 		if (e->state < TOOL_EXT_READ_WRITE || e->state > TOOL_EXT_NONE)
-			return fail(err, errlen, -EINVAL,
-				    "extent %zu (file %" PRIu64 "+%" PRIu64 "): unknown state %d", i,
-				    e->file_off, e->len, e->state);
+			return tool_fail(err, errlen, -EINVAL,
+					 "extent %zu (file %" PRIu64 "+%" PRIu64 "): unknown state %d", i,
+					 e->file_off, e->len, e->state);
 		if (e->file_off + e->len < e->file_off)
-			return fail(err, errlen, -ERANGE,
-				    "extent %zu (file %" PRIu64 "+%" PRIu64 "): runs past 2^64", i,
-				    e->file_off, e->len);
+			return tool_fail(err, errlen, -ERANGE,
+					 "extent %zu (file %" PRIu64 "+%" PRIu64 "): runs past 2^64", i,
+					 e->file_off, e->len);
 		if (i && e->file_off < m->ext[i - 1].file_off + m->ext[i - 1].len)
-			return fail(err, errlen, -EINVAL,
-				    "extent %zu (file %" PRIu64 "+%" PRIu64 ") overlaps or precedes extent %zu "
-				    "(file %" PRIu64 "+%" PRIu64 ")",
-				    i, e->file_off, e->len, i - 1, m->ext[i - 1].file_off, m->ext[i - 1].len);
+			return tool_fail(err, errlen, -EINVAL,
+					 "extent %zu (file %" PRIu64 "+%" PRIu64 ") overlaps or precedes extent %zu "
+					 "(file %" PRIu64 "+%" PRIu64 ")",
+					 i, e->file_off, e->len, i - 1, m->ext[i - 1].file_off, m->ext[i - 1].len);
 		if (e->state == TOOL_EXT_NONE)
 			continue;
 		if (!m->vol)
-			return fail(err, errlen, -EINVAL,
-				    "extent %zu (file %" PRIu64 "+%" PRIu64 "): no volume to map it into", i,
-				    e->file_off, e->len);
+			return tool_fail(err, errlen, -EINVAL,
+					 "extent %zu (file %" PRIu64 "+%" PRIu64 "): no volume to map it into", i,
+					 e->file_off, e->len);
 		if (e->vol_off + e->len < e->vol_off || e->vol_off + e->len > vol_bytes)
-			return fail(err, errlen, -ERANGE,
-				    "extent %zu (file %" PRIu64 "+%" PRIu64 "): volume range %" PRIu64 "+%" PRIu64
-				    " lies past the end of the volume (%" PRIu64 " bytes)",
-				    i, e->file_off, e->len, e->vol_off, e->len, vol_bytes);
+			return tool_fail(err, errlen, -ERANGE,
+					 "extent %zu (file %" PRIu64 "+%" PRIu64 "): volume range %" PRIu64 "+%" PRIu64
+					 " lies past the end of the volume (%" PRIu64 " bytes)",
+					 i, e->file_off, e->len, e->vol_off, e->len, vol_bytes);
 		rc = blkmap_vol_map(m->vol, e->vol_off, e->len, &runs, &nruns);
 		if (rc)
-			return fail(err, errlen, rc,
-				    "extent %zu (file %" PRIu64 "+%" PRIu64 "): cannot map volume range %" PRIu64
-				    "+%" PRIu64 ": %s",
-				    i, e->file_off, e->len, e->vol_off, e->len, blkmap_vol_errstr(m->vol));
+			return tool_fail(err, errlen, rc,
+					 "extent %zu (file %" PRIu64 "+%" PRIu64 "): cannot map volume range %" PRIu64
+					 "+%" PRIu64 ": %s",
+					 i, e->file_off, e->len, e->vol_off, e->len, blkmap_vol_errstr(m->vol));
 		for (size_t k = 0; k < nruns; k++) {
 			int lun = tool_map_lun_of_leaf(m, runs[k].leaf);
 			struct tool_piece p = {
@@ -259,13 +272,13 @@ int tool_map_resolve(struct tool_map *m, char *err, size_t errlen)
 			};
 			if (lun < 0) {
 				free(runs);
-				return fail(err, errlen, -EINVAL, "extent %zu: volume leaf %u is not a LUN", i,
-					    runs[k].leaf);
+				return tool_fail(err, errlen, -EINVAL, "extent %zu: volume leaf %u is not a LUN", i,
+						 runs[k].leaf);
 			}
 			rc = add_piece(m, &p);
 			if (rc) {
 				free(runs);
-				return fail(err, errlen, rc, "out of memory");
+				return tool_fail(err, errlen, rc, "out of memory");
 			}
 			e->npieces++;
 		}

@@ -104,6 +104,12 @@ int tool_map_lun_of_leaf(const struct tool_map *m, uint32_t leaf);
 void tool_map_name_lun(struct tool_map *m, uint32_t i, const char *name, uint32_t block_bytes,
 		       struct blkmap_dev *dev);
 
+/* The part of the file to examine: [off, off + len) rounded out to whole blocks of block_bytes;
+ * len TOOL_TO_END, or a range that runs past the largest offset, ends at end_of_file (the file's end
+ * as the source knows it). Sets range_off and range_len. */
+void tool_map_set_range(struct tool_map *m, uint64_t off, uint64_t len, uint64_t end_of_file,
+			uint32_t block_bytes);
+
 /* Check the extents (lengths non-zero, sorted by file offset, not overlapping, a known state, mapped
  * ones inside the volume) and map every extent that has blocks (all but NONE) to pieces. Errors name
  * the extent: "extent 3 (file 1048576+4096): ...". Returns 0 or -EINVAL / -ERANGE / -ENOMEM. */
@@ -217,6 +223,9 @@ long long tool_read_local(void *arg, uint64_t off, void *buf, size_t len, char *
 
 /* ---- small helpers shared by the command ------------------------------------------------------ */
 
+/* The reason for a failure, formatted into err (when there is room), and rc returned: the sources'
+ * and the map's errors all read "what failed: why". */
+int tool_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* "1.5 MiB" style (powers of 1024). */
 void tool_human(uint64_t bytes, char *out, size_t len);
 /* A size with an optional K, M, G, T suffix (powers of 1024, "KiB"/"KB" accepted). 0 or -EINVAL. */

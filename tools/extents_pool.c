@@ -9,26 +9,12 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define MAP_BATCH 1024
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 static const char *ftype_name(enum mds_ftype t)
 {
@@ -58,8 +44,8 @@ static int lookup_path(struct mds_txn *t, uint64_t root, const char *path, uint6
 	const char *p = path;
 
 	if (path[0] != '/')
-		return fail(err, errlen, -EINVAL, "--path %s: give an absolute path (from the pool's root)",
-			    path);
+		return tool_fail(err, errlen, -EINVAL, "--path %s: give an absolute path (from the pool's root)",
+				 path);
 	while (*p) {
 		const char *q;
 		size_t len;
@@ -72,17 +58,17 @@ static int lookup_path(struct mds_txn *t, uint64_t root, const char *path, uint6
 		q = strchr(p, '/');
 		len = q ? (size_t)(q - p) : strlen(p);
 		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-			return fail(err, errlen, -EINVAL, "--path %s: '.' and '..' are not followed", path);
+			return tool_fail(err, errlen, -EINVAL, "--path %s: '.' and '..' are not followed", path);
 		rc = mds_ns_lookup(t, cur, p, len, &cur);
 		if (rc == -ENOENT)
-			return fail(err, errlen, rc, "%s: no such file or directory ('%.*s' not found)", path,
-				    (int)len, p);
+			return tool_fail(err, errlen, rc, "%s: no such file or directory ('%.*s' not found)", path,
+					 (int)len, p);
 		if (rc == -ENOTDIR)
-			return fail(err, errlen, rc, "%s: '%.*s' is under something that is not a directory",
-				    path, (int)len, p);
+			return tool_fail(err, errlen, rc, "%s: '%.*s' is under something that is not a directory",
+					 path, (int)len, p);
 		if (rc)
-			return fail(err, errlen, rc, "%s: looking up '%.*s': %s", path, (int)len, p,
-				    mds_store_strerror(rc));
+			return tool_fail(err, errlen, rc, "%s: looking up '%.*s': %s", path, (int)len, p,
+					 mds_store_strerror(rc));
 		p += len;
 	}
 	*fileid = cur;
@@ -116,25 +102,25 @@ static int load_extents(struct mds_txn *t, uint64_t fileid, uint64_t off, uint64
 	int rc = 0;
 
 	if (!e)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return tool_fail(err, errlen, -ENOMEM, "out of memory");
 	while (off < end) {
 		size_t n = 0;
 		uint64_t stop = off;
 		rc = mds_ext_map(t, fileid, off, end - off, e, MAP_BATCH, &n, &stop);
 		if (rc) {
-			fail(err, errlen, rc, "fileid %" PRIu64 ": reading its extent map: %s", fileid,
-			     mds_store_strerror(rc));
+			tool_fail(err, errlen, rc, "fileid %" PRIu64 ": reading its extent map: %s", fileid,
+				  mds_store_strerror(rc));
 			break;
 		}
 		for (size_t i = 0; i < n && !rc; i++)
 			rc = tool_map_add(m, e[i].file_off, e[i].len, e[i].vol_off, (int)e[i].state);
 		if (rc) {
-			fail(err, errlen, rc, "out of memory");
+			tool_fail(err, errlen, rc, "out of memory");
 			break;
 		}
 		if (stop <= off) {
-			rc = fail(err, errlen, -EUCLEAN, "fileid %" PRIu64 ": the extent map does not advance at %" PRIu64,
-				  fileid, off);
+			rc = tool_fail(err, errlen, -EUCLEAN,
+				       "fileid %" PRIu64 ": the extent map does not advance at %" PRIu64, fileid, off);
 			break;
 		}
 		off = stop;
@@ -193,7 +179,7 @@ int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, con
 	struct mds_store_meta meta;
 	struct mds_inode ino;
 	struct mds_txn *t = NULL;
-	uint64_t end, last;
+	uint64_t last;
 	int rc;
 
 	memset(&conf, 0, sizeof(conf));
@@ -202,19 +188,19 @@ int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, con
 	rc = mds_pool_conf_read(dir, &conf, err, errlen);
 	if (rc) {
 		if (rc == -ENOENT)
-			fail(err, errlen, rc, "%s holds no pool (no %s)", dir, MDS_POOL_CONF);
+			tool_fail(err, errlen, rc, "%s holds no pool (no %s)", dir, MDS_POOL_CONF);
 		goto out;
 	}
 	rc = mds_store_open(dir, &so, &st);
 	if (rc) {
-		fail(err, errlen, rc, "%s: metadata store: %s%s%s", dir, mds_store_strerror(rc), st ? ": " : "",
-		     st ? mds_store_errstr(st) : "");
+		tool_fail(err, errlen, rc, "%s: metadata store: %s%s%s", dir, mds_store_strerror(rc), st ? ": " : "",
+			  st ? mds_store_errstr(st) : "");
 		goto out;
 	}
 	f = mds_store_format(st);
 	if (conf.nluns != f->nluns) {
-		rc = fail(err, errlen, -EINVAL, "%s/%s lists %u LUNs, the store has %u", dir, MDS_POOL_CONF,
-			  conf.nluns, f->nluns);
+		rc = tool_fail(err, errlen, -EINVAL, "%s/%s lists %u LUNs, the store has %u", dir, MDS_POOL_CONF,
+			       conf.nluns, f->nluns);
 		goto out;
 	}
 	rc = mds_pool_volume_build(f, &vol, err, errlen);
@@ -223,7 +209,7 @@ int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, con
 	rc = tool_map_set_volume(m, vol, 1);
 	if (rc) {
 		blkmap_vol_free(vol);
-		fail(err, errlen, rc, "pool volume: %s", strerror(-rc));
+		tool_fail(err, errlen, rc, "pool volume: %s", strerror(-rc));
 		goto out;
 	}
 	m->block_bytes = f->block_bytes;
@@ -233,7 +219,7 @@ int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, con
 	if (!rc)
 		rc = mds_store_meta(t, &meta);
 	if (rc) {
-		fail(err, errlen, rc, "%s: metadata store: %s", dir, mds_store_strerror(rc));
+		tool_fail(err, errlen, rc, "%s: metadata store: %s", dir, mds_store_strerror(rc));
 		goto out;
 	}
 	if (path && path[0]) {
@@ -244,32 +230,26 @@ int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, con
 	}
 	rc = mds_inode_get(t, fileid, &ino);
 	if (rc) {
-		fail(err, errlen, rc, "fileid %" PRIu64 ": %s", fileid,
-		     rc == -ENOENT ? "no such file in the pool" : mds_store_strerror(rc));
+		tool_fail(err, errlen, rc, "fileid %" PRIu64 ": %s", fileid,
+			  rc == -ENOENT ? "no such file in the pool" : mds_store_strerror(rc));
 		goto out;
 	}
 	if (ino.type != MDS_FT_REG) {
-		rc = fail(err, errlen, -EINVAL, "%s%sfileid %" PRIu64 " is %s: only regular files have extents",
-			  m->path, m->path[0] ? ": " : "", fileid, ftype_name(ino.type));
+		rc = tool_fail(err, errlen, -EINVAL, "%s%sfileid %" PRIu64 " is %s: only regular files have extents",
+			       m->path, m->path[0] ? ": " : "", fileid, ftype_name(ino.type));
 		goto out;
 	}
 	m->fileid = fileid;
 	m->size = ino.size;
 	rc = last_extent_end(t, fileid, &last);
 	if (rc) {
-		fail(err, errlen, rc, "fileid %" PRIu64 ": reading its extents: %s", fileid, mds_store_strerror(rc));
+		tool_fail(err, errlen, rc, "fileid %" PRIu64 ": reading its extents: %s", fileid,
+			  mds_store_strerror(rc));
 		goto out;
 	}
 	/* The range, rounded out to whole blocks (the store's unit). */
-	end = len == TOOL_TO_END || off + len < off ? (ino.size > last ? ino.size : last) : off + len;
-	off -= off % f->block_bytes;
-	if (end % f->block_bytes)
-		end += f->block_bytes - end % f->block_bytes;
-	if (end < off)
-		end = off;
-	m->range_off = off;
-	m->range_len = end - off;
-	rc = load_extents(t, fileid, off, end, m, err, errlen);
+	tool_map_set_range(m, off, len, ino.size > last ? ino.size : last, f->block_bytes);
+	rc = load_extents(t, fileid, m->range_off, m->range_off + m->range_len, m, err, errlen);
 	if (rc)
 		goto out;
 	rc = tool_map_resolve(m, err, errlen);

@@ -4,6 +4,7 @@
  * the command timeout with errors naming it, while the other LUNs' runs complete. */
 #include "tests/blkmap/helpers.h"
 #include "tests/harness.h"
+#include "tests/integration/lab_stripe.h"
 #include "tests/lab.h"
 
 #include <stdio.h>
@@ -55,23 +56,11 @@ static void test_roundtrip_64m(void)
 	struct test_lab *lab = lab_up(4, "20M", NULL);
 	struct blkmap_ctx *ctx;
 	struct blkmap_vol *vol;
-	struct blkmap_discover_opts o = { 0 };
 	struct io_state st = { 0 };
-	char portal[128];
-	const char *portals[1] = { portal };
-	uint8_t runid[16];
 	unsigned char *src = malloc(total), *back = malloc(total), *file = malloc(16 * MIB);
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	test_fill_random(runid, 16, (uint64_t)getpid());
-	for (int i = 0; i < 4; i++)
-		bmt_label_write(lab->files[i], 20 * MIB, runid, (uint32_t)i);
-	ctx = bmt_ctx(BMT_INITIATOR_A, 20000);
-	vol = bmt_pool_volume(runid, 4, START, 16 * MIB, UNIT);
-	snprintf(portal, sizeof(portal), "iscsi://127.0.0.1:%d", lab->port);
-	o.portals = portals;
-	o.nportals = 1;
-	CU_ASSERT_EQUAL_FATAL(blkmap_resolve(ctx, vol, &o, NULL), 0);
+	vol = lab_stripe_up(&lab, 1, (uint64_t)getpid(), 20000, START, 16 * MIB, UNIT, &ctx);
 	CU_ASSERT_EQUAL_FATAL(blkmap_vol_size_bytes(vol, 8), total);
 
 	/* all 64 MiB in flight at once, 16 requests of 4 MiB */
@@ -146,30 +135,14 @@ static void test_vanished_lun(void)
 	const unsigned timeout_ms = 2000;
 	struct test_lab *labs[4] = { 0 };
 	struct blkmap_ctx *ctx;
-	struct blkmap_discover_opts o = { 0 };
 	struct pump p = { 0 };
-	char portal_buf[4][128];
-	const char *portals[4];
-	uint8_t runid[16];
 	unsigned char *file = malloc(8 * MIB);
 	int64_t t_kill;
 	int victim = 1, done_at_kill;
 
 	/* one lab per LUN: killing one tgtd takes exactly one LUN away */
-	for (int i = 0; i < 4; i++) {
-		labs[i] = lab_up(1, "8M", NULL);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(labs[i]);
-		snprintf(portal_buf[i], sizeof(portal_buf[i]), "iscsi://127.0.0.1:%d", labs[i]->port);
-		portals[i] = portal_buf[i];
-	}
-	test_fill_random(runid, 16, (uint64_t)getpid() + 7);
-	for (int i = 0; i < 4; i++)
-		bmt_label_write(labs[i]->files[0], 8 * MIB, runid, (uint32_t)i);
-	ctx = bmt_ctx(BMT_INITIATOR_A, timeout_ms);
-	p.vol = bmt_pool_volume(runid, 4, START, 6 * MIB, UNIT);
-	o.portals = portals;
-	o.nportals = 4;
-	CU_ASSERT_EQUAL_FATAL(blkmap_resolve(ctx, p.vol, &o, NULL), 0);
+	lab_stripe_labs_up(labs, 4, "8M");
+	p.vol = lab_stripe_up(labs, 4, (uint64_t)getpid() + 7, timeout_ms, START, 6 * MIB, UNIT, &ctx);
 	p.vol_bytes = 24 * MIB;
 	p.req = MIB;
 	p.total = 100000; /* until the kill, then a bounded tail */

@@ -4,6 +4,7 @@
  * a LUN whose target was killed fails the volume flush within the command timeout, naming the LUN. */
 #include "tests/blkmap/helpers.h"
 #include "tests/harness.h"
+#include "tests/integration/lab_stripe.h"
 #include "tests/lab.h"
 
 #include <fcntl.h>
@@ -38,24 +39,13 @@ static void test_stripe_4_luns(void)
 	struct lab_sync_trace *tr;
 	struct blkmap_ctx *ctx;
 	struct blkmap_vol *vol;
-	struct blkmap_discover_opts o = { 0 };
 	struct flush_state st = { 0 };
-	char portal[128], why[300];
-	const char *portals[1] = { portal };
-	uint8_t runid[16];
+	char why[300];
 	unsigned char *src = malloc(4 * MIB);
 	int nfds = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	test_fill_random(runid, 16, (uint64_t)getpid() + 31);
-	for (int i = 0; i < 4; i++)
-		bmt_label_write(lab->files[i], 12 * MIB, runid, (uint32_t)i);
-	ctx = bmt_ctx(BMT_INITIATOR_A, 20000);
-	vol = bmt_pool_volume(runid, 4, START, 8 * MIB, UNIT);
-	snprintf(portal, sizeof(portal), "iscsi://127.0.0.1:%d", lab->port);
-	o.portals = portals;
-	o.nportals = 1;
-	CU_ASSERT_EQUAL_FATAL(blkmap_resolve(ctx, vol, &o, NULL), 0);
+	vol = lab_stripe_up(&lab, 1, (uint64_t)getpid() + 31, 20000, START, 8 * MIB, UNIT, &ctx);
 	tr = lab_sync_trace_start(lab, why, sizeof(why));
 	if (!tr) {
 		blkmap_vol_free(vol);
@@ -240,29 +230,13 @@ static void test_killed_lun(void)
 	struct test_lab *labs[4] = { 0 };
 	struct blkmap_ctx *ctx;
 	struct blkmap_vol *vol;
-	struct blkmap_discover_opts o = { 0 };
 	struct flush_state st = { 0 };
-	char portal_buf[4][128];
-	const char *portals[4];
-	uint8_t runid[16];
 	unsigned char buf[4096];
 	int victim = 1;
 	int64_t t0;
 
-	for (int i = 0; i < 4; i++) {
-		labs[i] = lab_up(1, "8M", NULL);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(labs[i]);
-		snprintf(portal_buf[i], sizeof(portal_buf[i]), "iscsi://127.0.0.1:%d", labs[i]->port);
-		portals[i] = portal_buf[i];
-	}
-	test_fill_random(runid, 16, (uint64_t)getpid() + 41);
-	for (int i = 0; i < 4; i++)
-		bmt_label_write(labs[i]->files[0], 8 * MIB, runid, (uint32_t)i);
-	ctx = bmt_ctx(BMT_INITIATOR_A, timeout_ms);
-	vol = bmt_pool_volume(runid, 4, START, 6 * MIB, UNIT);
-	o.portals = portals;
-	o.nportals = 4;
-	CU_ASSERT_EQUAL_FATAL(blkmap_resolve(ctx, vol, &o, NULL), 0);
+	lab_stripe_labs_up(labs, 4, "8M");
+	vol = lab_stripe_up(labs, 4, (uint64_t)getpid() + 41, timeout_ms, START, 6 * MIB, UNIT, &ctx);
 	test_fill_random(buf, sizeof(buf), 3);
 	CU_ASSERT_EQUAL(blkmap_vol_pwrite(vol, buf, sizeof(buf), UNIT * (uint64_t)victim), 0);
 	CU_ASSERT_EQUAL_FATAL(lab_kill_target(labs[victim]), 0);

@@ -41,12 +41,7 @@ static int suite_init(void)
 		snprintf(why, sizeof(why), "no tgtd lab");
 		return 0;
 	}
-	mds = tmds_new(lab, NULL, "--lease-time 10");
-	if (!mds || tmds_start(mds) != 0) {
-		snprintf(why, sizeof(why), "pnfs-mds did not start");
-		tmds_free(mds);
-		mds = NULL;
-	}
+	mds = tmds_up(lab, NULL, "--lease-time 10", why, sizeof(why));
 	return 0;
 }
 

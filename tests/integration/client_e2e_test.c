@@ -64,20 +64,13 @@ static int suite_init(void)
 	}
 	metrics_port = test_free_port();
 	snprintf(args, sizeof(args), "--metrics-port %d", metrics_port);
-	mds = tmds_new(lab, NULL, args);
-	if (!mds || tmds_start(mds) != 0) {
-		snprintf(why, sizeof(why), "pnfs-mds did not start");
-		tmds_free(mds);
-		mds = NULL;
-	}
+	mds = tmds_up(lab, NULL, args, why, sizeof(why));
 	return 0;
 }
 
 static int suite_clean(void)
 {
-	if (mds)
-		tmds_stop(mds, SIGTERM);
-	tmds_free(mds);
+	tmds_down(mds);
 	lab_down(lab);
 	shm_remove(NULL);
 	mds = NULL;
@@ -233,6 +226,31 @@ static int pnfs_cp(const char *src, const char *dst, char **stats)
 		*stats = NULL;
 	}
 	return rc;
+}
+
+/* The end of a pnfs cp forked by a test: wait up to seconds for it (unless it was reaped already,
+ * *status holding how it ended), SIGKILL it if it still runs then, and read what it wrote to errfile
+ * (its stderr) into errtxt. Returns 0 if it ended on its own, -1 if it had to be killed. */
+static int cp_wait(pid_t pid, int reaped, int seconds, int *status, const char *errfile, char *errtxt,
+		   size_t len)
+{
+	int exited = reaped;
+	char *s = NULL;
+
+	for (int i = 0; i < seconds * 100 && !exited; i++) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			exited = 1;
+		else
+			usleep(10000);
+	}
+	if (!exited) {
+		kill(pid, SIGKILL);
+		waitpid(pid, status, 0);
+	}
+	if (test_run(&s, "cat '%s'", errfile) == 0 && s)
+		snprintf(errtxt, len, "%s", s);
+	free(s);
+	return exited ? 0 : -1;
 }
 
 static char *url(const char *path)
@@ -489,7 +507,7 @@ static void test_recall_mid_copy(void)
 	struct pnfs_context *b = client(INITIATOR_B, 0);
 	char *buf = malloc(total), src[400], sf[400], errtxt[4096] = "";
 	uint64_t recalls0, granted0;
-	int p[2], status = -1, exited = 0;
+	int p[2], status = -1;
 	pid_t pid;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
@@ -551,23 +569,8 @@ static void test_recall_mid_copy(void)
 	}
 	close(p[1]);
 	/* No hang: the copy ends on its own (a minute is far beyond what 192 MiB needs). */
-	for (int i = 0; i < 6000 && !exited; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			exited = 1;
-		else
-			usleep(10000);
-	}
-	if (!exited) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
+	if (cp_wait(pid, 0, 60, &status, sf, errtxt, sizeof(errtxt)) != 0)
 		CU_FAIL("pnfs cp hung after the recall");
-	}
-	{
-		char *s = NULL;
-		if (test_run(&s, "cat '%s'", sf) == 0 && s)
-			snprintf(errtxt, sizeof(errtxt), "%s", s);
-		free(s);
-	}
 	CU_ASSERT(WIFEXITED(status));
 	if (WIFEXITED(status)) {
 		/* Success, or failure with a reason on stderr (a line naming the file). */
@@ -655,23 +658,8 @@ static void test_source_shrinks(void)
 	CU_ASSERT_EQUAL(truncate(src, (off_t)MIB), 0);
 	CU_ASSERT_EQUAL(kill(pid, SIGCONT), 0);
 	/* It ends on its own, long before its command timeout (30 s) would end a write of a gone page. */
-	for (int i = 0; i < 2000 && !exited; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			exited = 1;
-		else
-			usleep(10000);
-	}
-	if (!exited) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
+	if (cp_wait(pid, exited, 20, &status, sf, errtxt, sizeof(errtxt)) != 0)
 		CU_FAIL("pnfs cp did not stop within 20 s of its source being cut short");
-	}
-	{
-		char *s = NULL;
-		if (test_run(&s, "cat '%s'", sf) == 0 && s)
-			snprintf(errtxt, sizeof(errtxt), "%s", s);
-		free(s);
-	}
 	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(errtxt, "the file shrank while it was being copied"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(errtxt, src));

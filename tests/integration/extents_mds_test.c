@@ -88,17 +88,12 @@ static int suite_init(void)
 		snprintf(why, sizeof(why), "no tgtd lab");
 		return 0;
 	}
-	mds = tmds_new(lab, "--stripe-unit 256K", NULL);
-	if (!mds || tmds_start(mds) != 0) {
-		snprintf(why, sizeof(why), "pnfs-mds did not start");
-		tmds_free(mds);
-		mds = NULL;
+	mds = tmds_up(lab, "--stripe-unit 256K", NULL, why, sizeof(why));
+	if (!mds)
 		return 0;
-	}
 	if (write_file() != 0) {
 		snprintf(why, sizeof(why), "could not write the file through libpnfs");
-		tmds_stop(mds, SIGTERM);
-		tmds_free(mds);
+		tmds_down(mds);
 		mds = NULL;
 		return 0;
 	}
@@ -110,9 +105,7 @@ static int suite_init(void)
 
 static int suite_clean(void)
 {
-	if (mds)
-		tmds_stop(mds, SIGTERM);
-	tmds_free(mds);
+	tmds_down(mds);
 	lab_down(lab);
 	free(content);
 	mds = NULL;
@@ -126,14 +119,6 @@ static int suite_clean(void)
 static int extents(char **out, const char *opts)
 {
 	return test_run(out, "%s %s %s 2>&1", test_bin("pnfs-extents"), url, opts);
-}
-
-static int lun_of(const char *dev)
-{
-	for (int i = 0; i < NLUNS; i++)
-		if (!strcmp(lab->urls[i], dev))
-			return i;
-	return -1;
 }
 
 /* Whether block b of the file holds written bytes. */
@@ -178,22 +163,12 @@ static void test_states_and_lbas(void)
 			continue;
 		}
 		nreads++;
-		/* Each piece names its LUN by URL, stays inside one stripe unit, and its LBA range is its
-		 * length in the LUN's 512-byte blocks. */
-		CU_ASSERT_EQUAL(lun_of(r->dev), r->lun);
-		CU_ASSERT(r->len <= UNIT);
-		CU_ASSERT_EQUAL((r->lba_last - r->lba_first + 1) * 512, r->len);
+		xt_check_piece(lab, r, UNIT);
 		if (r->lun < 0 || r->file_off >= FILE_SIZE)
 			continue;
 		/* Those LBAs in the LUN's backing file hold the file's bytes (zeros around the writes
 		 * inside their blocks). */
-		{
-			uint64_t len = r->file_off + r->len > FILE_SIZE ? FILE_SIZE - r->file_off : r->len;
-			CU_ASSERT_FATAL(len <= MIB);
-			CU_ASSERT_EQUAL_FATAL(xt_read_at(lab->files[r->lun], lun, len, r->lba_first * 512), 0);
-			CU_ASSERT_EQUAL(memcmp(lun, content + r->file_off, len), 0);
-			checked += len;
-		}
+		checked += xt_check_piece_bytes(lab, r, content, FILE_SIZE, lun, MIB);
 	}
 	CU_ASSERT_EQUAL(pos, nblocks * BLK);
 	for (uint64_t b = 0; b < nblocks; b++)

@@ -81,14 +81,6 @@ static int extents(char **out, const struct fixture *fx, const char *opts)
 			opts);
 }
 
-static int lun_of(const struct fixture *fx, const char *dev)
-{
-	for (int i = 0; i < NLUNS; i++)
-		if (!strcmp(fx->lab->urls[i], dev))
-			return i;
-	return -1;
-}
-
 static void test_states_and_lbas(void)
 {
 	struct fixture fx;
@@ -117,21 +109,10 @@ static void test_states_and_lbas(void)
 			CU_ASSERT_EQUAL(r->lun, -1);
 			continue;
 		}
-		/* Every piece names its LUN by URL, lies inside one stripe unit, and its LBA range is
-		 * exactly its length in 512-byte blocks. */
-		CU_ASSERT_EQUAL(lun_of(&fx, r->dev), r->lun);
-		CU_ASSERT(r->len <= UNIT);
-		CU_ASSERT_EQUAL((r->lba_last - r->lba_first + 1) * 512, r->len);
+		xt_check_piece(fx.lab, r, UNIT);
 		if (strcmp(r->state, "READ_WRITE") || r->lun < 0)
 			continue;
-		/* The bytes at those LBAs in the LUN's backing file are the file's bytes. */
-		{
-			uint64_t len = r->file_off + r->len > FILE_SIZE ? FILE_SIZE - r->file_off : r->len;
-			CU_ASSERT_FATAL(len <= MIB);
-			CU_ASSERT_EQUAL_FATAL(xt_read_at(fx.lab->files[r->lun], lun, len, r->lba_first * 512), 0);
-			CU_ASSERT_EQUAL(memcmp(lun, fx.content + r->file_off, len), 0);
-			checked += len;
-		}
+		checked += xt_check_piece_bytes(fx.lab, r, fx.content, FILE_SIZE, lun, MIB);
 	}
 	for (int e = 0; e < 7; e++)
 		CU_ASSERT(ext_seen[e] > 0);

@@ -152,6 +152,26 @@ int tmds_stop(struct test_mds *m, int sig)
 	return -1;
 }
 
+struct test_mds *tmds_up(const struct test_lab *lab, const char *format_opts, const char *args, char *why,
+			 size_t whylen)
+{
+	struct test_mds *m = tmds_new(lab, format_opts, args);
+
+	if (!m || tmds_start(m) != 0) {
+		snprintf(why, whylen, "pnfs-mds did not start");
+		tmds_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void tmds_down(struct test_mds *m)
+{
+	if (m)
+		tmds_stop(m, SIGTERM);
+	tmds_free(m);
+}
+
 char *tmds_log(const struct test_mds *m)
 {
 	char *out = NULL;

@@ -30,6 +30,12 @@ int tmds_start(struct test_mds *m);
 /* Stop with signal sig (SIGTERM waits for a clean exit, up to 10 s); returns the exit status
  * (128 + signal when killed), -1 if it had to be killed. */
 int tmds_stop(struct test_mds *m, int sig);
+/* A suite's server: tmds_new and tmds_start in one. The running server, or NULL with why set to
+ * "pnfs-mds did not start" (nothing left to free). Stop and free with tmds_down. */
+struct test_mds *tmds_up(const struct test_lab *lab, const char *format_opts, const char *args, char *why,
+			 size_t whylen);
+/* Stop a running server with SIGTERM (a clean exit), then free it. Safe on NULL. */
+void tmds_down(struct test_mds *m);
 /* The daemon's log so far (caller frees), for failure messages and checks. */
 char *tmds_log(const struct test_mds *m);
 

@@ -5,6 +5,8 @@
 #include "blkmap/blkmap.h"
 #include "mds/pool.h"
 #include "mds/store.h"
+#include "tests/harness.h"
+#include "tests/lab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -220,6 +222,32 @@ int xt_parse_rows(const char *out, struct xt_row *rows, int max)
 		p = nl;
 	}
 	return n;
+}
+
+static int lun_of(const struct test_lab *lab, const char *dev)
+{
+	for (int i = 0; i < lab->nluns; i++)
+		if (!strcmp(lab->urls[i], dev))
+			return i;
+	return -1;
+}
+
+void xt_check_piece(const struct test_lab *lab, const struct xt_row *r, uint64_t unit)
+{
+	CU_ASSERT_EQUAL(lun_of(lab, r->dev), r->lun);
+	CU_ASSERT(r->len <= unit);
+	CU_ASSERT_EQUAL((r->lba_last - r->lba_first + 1) * 512, r->len);
+}
+
+uint64_t xt_check_piece_bytes(const struct test_lab *lab, const struct xt_row *r, const uint8_t *content,
+			      uint64_t size, uint8_t *buf, size_t buflen)
+{
+	uint64_t len = r->file_off + r->len > size ? size - r->file_off : r->len;
+
+	CU_ASSERT_FATAL(len <= buflen);
+	CU_ASSERT_EQUAL_FATAL(xt_read_at(lab->files[r->lun], buf, len, r->lba_first * 512), 0);
+	CU_ASSERT_EQUAL(memcmp(buf, content + r->file_off, len), 0);
+	return len;
 }
 
 int xt_count(const char *hay, const char *needle)

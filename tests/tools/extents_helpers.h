@@ -32,6 +32,15 @@ struct xt_row {
 };
 /* Parse the rows of the table in out; returns how many (at most max). */
 int xt_parse_rows(const char *out, struct xt_row *rows, int max);
+/* Checks of a piece row (not a hole) against a real lab, for the integration suites. The row names
+ * its LUN by URL, lies inside one stripe unit, and its LBA range is its length in 512-byte blocks. */
+struct test_lab;
+void xt_check_piece(const struct test_lab *lab, const struct xt_row *r, uint64_t unit);
+/* Those LBAs in the LUN's backing file hold content's bytes from the piece's file offset on (up to
+ * size, the file's size: zeros past it are not compared); buf (buflen bytes) is scratch. Returns the
+ * bytes compared. */
+uint64_t xt_check_piece_bytes(const struct test_lab *lab, const struct xt_row *r, const uint8_t *content,
+			      uint64_t size, uint8_t *buf, size_t buflen);
 /* Occurrences of needle in hay. */
 int xt_count(const char *hay, const char *needle);
 /* Read len bytes at off of a file; 0 or -1. */
