@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,22 +69,42 @@ static void pump_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_r
 		pump_submit(p);
 }
 
-/* MiB/s of total bytes through the volume in req-sized sequential requests, window at once */
+/* CPU seconds (user + system) used so far by this process (RUSAGE_SELF) or its waited-for children */
+static double cpu_s(int who)
+{
+	struct rusage ru;
+
+	if (getrusage(who, &ru) != 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* CPU seconds per GiB moved */
+static double per_gib(double cpu, double bytes)
+{
+	return bytes > 0 ? cpu / (bytes / (double)(1u << 30)) : 0;
+}
+
+/* MiB/s of total bytes through the volume in req-sized sequential requests, window at once; *cpu: the
+ * initiator's CPU seconds per GiB */
 static double engine_run(struct blkmap_ctx *ctx, struct blkmap_vol *vol, int write, uint64_t total, size_t req,
-			 unsigned window)
+			 unsigned window, double *cpu)
 {
 	struct pump p = { .vol = vol, .req = req, .window = window, .total = total, .write = write };
-	double t0, t1;
+	double t0, t1, c0;
 
 	if (posix_memalign((void **)&p.ring, 4096, (size_t)window * req) != 0)
 		return -1;
 	memset(p.ring, 0x5a, (size_t)window * req);
+	c0 = cpu_s(RUSAGE_SELF);
 	t0 = benchlab_now();
 	for (unsigned i = 0; i < window && p.next < total; i++)
 		pump_submit(&p);
 	if (blkmap_wait_idle(ctx) < 0)
 		p.failed++;
 	t1 = benchlab_now();
+	*cpu = per_gib(cpu_s(RUSAGE_SELF) - c0, (double)total);
 	free(p.ring);
 	if (p.failed) {
 		fprintf(stderr, "bench-blkmap: engine %s failed: %s\n", write ? "write" : "read", p.err);
@@ -142,8 +163,9 @@ static struct iscsi_context *raw_connect(const char *urlstr, int *lun)
 }
 
 /* MiB/s aggregate: per_lun bytes from block 2048 (1 MiB) of each LUN, qd commands each */
-static double raw_run(const struct benchlab *l, int n, int write, uint64_t per_lun, size_t req)
+static double raw_run(const struct benchlab *l, int n, int write, uint64_t per_lun, size_t req, double *cpu)
 {
+	double c0;
 	struct rawlun r[MAX_LUNS] = { 0 };
 	uint32_t blocks = (uint32_t)(req / 512);
 	size_t slots = (size_t)QD * (size_t)n, slot = 0;
@@ -169,6 +191,7 @@ static double raw_run(const struct benchlab *l, int n, int write, uint64_t per_l
 		r[i].pos = 2048;
 		r[i].limit = 2048 + per_lun / 512;
 	}
+	c0 = cpu_s(RUSAGE_SELF);
 	t0 = benchlab_now();
 	do {
 		struct pollfd pf[MAX_LUNS];
@@ -204,6 +227,7 @@ static double raw_run(const struct benchlab *l, int n, int write, uint64_t per_l
 				r[i].failed++;
 	} while (busy);
 	t1 = benchlab_now();
+	*cpu = per_gib(cpu_s(RUSAGE_SELF) - c0, (double)per_lun * n);
 	for (int i = 0; i < n; i++) {
 		failed += r[i].failed;
 		iscsi_logout_sync(r[i].isc);
@@ -218,11 +242,11 @@ static double raw_run(const struct benchlab *l, int n, int write, uint64_t per_l
 
 /* ---- iscsi-perf, one process per LUN at the same time ------------------------------------------- */
 
-static double perf_run(const struct benchlab *l, int n, size_t req, int seconds)
+static double perf_run(const struct benchlab *l, int n, size_t req, int seconds, double *cpu)
 {
 	pid_t pids[MAX_LUNS];
 	char outs[MAX_LUNS][128];
-	double total = 0;
+	double total = 0, c0 = cpu_s(RUSAGE_CHILDREN);
 
 	for (int i = 0; i < n; i++) {
 		char b[32], t[32];
@@ -260,6 +284,7 @@ static double perf_run(const struct benchlab *l, int n, size_t req, int seconds)
 		}
 		total += strtod(last + 13, NULL) * (double)req / MIB;
 	}
+	*cpu = per_gib(cpu_s(RUSAGE_CHILDREN) - c0, total * MIB * seconds);
 	return total;
 }
 
@@ -301,11 +326,12 @@ static struct blkmap_vol *stripe_over(struct blkmap_ctx *ctx, const struct bench
 #define MAX_ROUNDS 9
 
 struct pair {
-	double eng[MAX_ROUNDS], raw[MAX_ROUNDS];
+	double eng[MAX_ROUNDS], raw[MAX_ROUNDS];         /* MiB/s */
+	double eng_cpu[MAX_ROUNDS], raw_cpu[MAX_ROUNDS]; /* initiator CPU s/GiB */
 	int n, failed;
 };
 
-static void pair_add(struct pair *p, double eng, double raw)
+static void pair_add(struct pair *p, double eng, double eng_cpu, double raw, double raw_cpu)
 {
 	if (eng < 0 || raw <= 0) {
 		p->failed = 1;
@@ -314,6 +340,8 @@ static void pair_add(struct pair *p, double eng, double raw)
 	if (p->n < MAX_ROUNDS) {
 		p->eng[p->n] = eng;
 		p->raw[p->n] = raw;
+		p->eng_cpu[p->n] = eng_cpu;
+		p->raw_cpu[p->n] = raw_cpu;
 		p->n++;
 	}
 }
@@ -337,15 +365,16 @@ static int row(const char *what, const char *op, const char *req, struct pair *p
 	m = benchlab_median(ratios, p->n);
 	e = benchlab_median(p->eng, p->n);
 	r = benchlab_median(p->raw, p->n);
-	printf("%-10s %-6s %-6s %10.1f %10.1f  %-18s %5.2f  %4.2f-%4.2f%s\n", what, op, req, e, r, base, m, lo, hi,
+	printf("%-10s %-6s %-6s %10.1f %10.1f  %-18s %5.2f  %4.2f-%4.2f  %5.2f %5.2f%s\n", what, op, req, e, r, base, m,
+	       lo, hi, benchlab_median(p->eng_cpu, p->n), benchlab_median(p->raw_cpu, p->n),
 	       m < target ? "  (below target)" : "");
 	return 0;
 }
 
 static void header(void)
 {
-	printf("%-10s %-6s %-6s %10s %10s  %-18s %s  %s\n", "lab", "op", "req", "engine", "raw", "raw is", "ratio",
-	       "rounds");
+	printf("%-10s %-6s %-6s %10s %10s  %-18s %s  %-9s  %s\n", "lab", "op", "req", "engine", "raw", "raw is", "ratio",
+	       "rounds", "cpu s/GiB eng raw");
 }
 
 static int perf_seconds(void)
@@ -376,10 +405,14 @@ static int plain(void)
 		return 1;
 	}
 	/* fill once so reads return data the target really stores */
-	engine_run(ctx, vol, 1, total, 1 << 20, 128);
+	{
+		double c;
+		engine_run(ctx, vol, 1, total, 1 << 20, 128, &c);
+	}
 	printf("plain lab: 4 RAM LUNs on one tgtd (127.0.0.1), 4-way stripe with 1 MiB unit, %" PRIu64
 	       " MiB sequential;\nengine: one context, %u commands per LUN. %d rounds, engine and raw back to back in "
-	       "each\n(order alternating); MiB/s medians; ratio: the median of the rounds' ratios, and their range\n",
+	       "each\n(order alternating); MiB/s medians; ratio: the median of the rounds' ratios, and their range;\n"
+	       "cpu: the initiator's CPU seconds (user + system) per GiB moved, medians\n",
 	       total / MIB, QD, PLAIN_ROUNDS);
 	header();
 	for (int k = 0; k < 2; k++) {
@@ -389,23 +422,23 @@ static int plain(void)
 		unsigned window = 4 * QD;
 		struct pair perf = { 0 }, rd = { 0 }, wr = { 0 };
 		for (int round = 0; round < PLAIN_ROUNDS; round++) {
-			double er, pr, rr, ew, rw;
+			double er, pr, rr, ew, rw, erc, prc, rrc, ewc, rwc;
 			if (round % 2 == 0) {
-				er = engine_run(ctx, vol, 0, total, req, window);
-				rr = raw_run(&l, 4, 0, per_lun, req);
-				pr = perf_run(&l, 4, req, perf_seconds());
-				ew = engine_run(ctx, vol, 1, total, req, window);
-				rw = raw_run(&l, 4, 1, per_lun, req);
+				er = engine_run(ctx, vol, 0, total, req, window, &erc);
+				rr = raw_run(&l, 4, 0, per_lun, req, &rrc);
+				pr = perf_run(&l, 4, req, perf_seconds(), &prc);
+				ew = engine_run(ctx, vol, 1, total, req, window, &ewc);
+				rw = raw_run(&l, 4, 1, per_lun, req, &rwc);
 			} else {
-				pr = perf_run(&l, 4, req, perf_seconds());
-				rr = raw_run(&l, 4, 0, per_lun, req);
-				er = engine_run(ctx, vol, 0, total, req, window);
-				rw = raw_run(&l, 4, 1, per_lun, req);
-				ew = engine_run(ctx, vol, 1, total, req, window);
+				pr = perf_run(&l, 4, req, perf_seconds(), &prc);
+				rr = raw_run(&l, 4, 0, per_lun, req, &rrc);
+				er = engine_run(ctx, vol, 0, total, req, window, &erc);
+				rw = raw_run(&l, 4, 1, per_lun, req, &rwc);
+				ew = engine_run(ctx, vol, 1, total, req, window, &ewc);
 			}
-			pair_add(&perf, er, pr);
-			pair_add(&rd, er, rr);
-			pair_add(&wr, ew, rw);
+			pair_add(&perf, er, erc, pr, prc);
+			pair_add(&rd, er, erc, rr, rrc);
+			pair_add(&wr, ew, ewc, rw, rwc);
 		}
 		rc |= row("plain", "read", rs, &perf, "iscsi-perf x4", 0.9) < 0;
 		rc |= row("plain", "read", rs, &rd, "libiscsi reader", 0.9) < 0;
@@ -456,20 +489,20 @@ static int shaped(void)
 			continue;
 		}
 		for (int round = 0; round < SHAPED_ROUNDS; round++) {
-			double er, pr, ew, rw;
+			double er, pr, ew, rw, erc, prc, ewc, rwc;
 			if (round % 2 == 0) {
-				er = engine_run(ctx, vol, 0, total, 1 << 20, window);
-				pr = perf_run(&l, ns[k], 1 << 20, perf_seconds());
-				ew = engine_run(ctx, vol, 1, total, 1 << 20, window);
-				rw = raw_run(&l, ns[k], 1, per_lun, 1 << 20);
+				er = engine_run(ctx, vol, 0, total, 1 << 20, window, &erc);
+				pr = perf_run(&l, ns[k], 1 << 20, perf_seconds(), &prc);
+				ew = engine_run(ctx, vol, 1, total, 1 << 20, window, &ewc);
+				rw = raw_run(&l, ns[k], 1, per_lun, 1 << 20, &rwc);
 			} else {
-				pr = perf_run(&l, ns[k], 1 << 20, perf_seconds());
-				er = engine_run(ctx, vol, 0, total, 1 << 20, window);
-				rw = raw_run(&l, ns[k], 1, per_lun, 1 << 20);
-				ew = engine_run(ctx, vol, 1, total, 1 << 20, window);
+				pr = perf_run(&l, ns[k], 1 << 20, perf_seconds(), &prc);
+				er = engine_run(ctx, vol, 0, total, 1 << 20, window, &erc);
+				rw = raw_run(&l, ns[k], 1, per_lun, 1 << 20, &rwc);
+				ew = engine_run(ctx, vol, 1, total, 1 << 20, window, &ewc);
 			}
-			pair_add(&rd, er, pr);
-			pair_add(&wr, ew, rw);
+			pair_add(&rd, er, erc, pr, prc);
+			pair_add(&wr, ew, ewc, rw, rwc);
 		}
 		rc |= row(what, "read", "1M", &rd, "iscsi-perf xN", 0.95) < 0;
 		rc |= row(what, "write", "1M", &wr, "libiscsi writer", 0.95) < 0;
