@@ -69,6 +69,12 @@ struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts
 	if (opts->initiator)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " --initiator '%s'",
 			 opts->initiator);
+	if (opts->params) {
+		char pl[200], *save = NULL;
+		snprintf(pl, sizeof(pl), "%s", opts->params);
+		for (char *kv = strtok_r(pl, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
+			snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " --param '%s'", kv);
+	}
 
 	for (int attempt = 0; attempt < 5; attempt++) {
 		lab->port = test_free_port();

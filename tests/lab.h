@@ -26,6 +26,7 @@ struct lab_opts {
 	const char *initiator;   /* restrict to this initiator IQN, or NULL (address ACL) */
 	int hosts;               /* > 0: shaped multi-host lab (root) */
 	int rate_mbit;           /* with hosts */
+	const char *params;      /* iSCSI target parameters, "NAME=VALUE ..." (san-lab --param each), or NULL */
 };
 
 /* Start a lab with nluns LUNs of size (san-lab syntax, e.g. "64M"). Returns NULL on failure

@@ -4,10 +4,12 @@
 #include "tests/harness.h"
 #include "tests/lab.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int count_lines_with(const char *text, const char *needle)
@@ -119,6 +121,117 @@ static void test_used_port_and_idempotent_up(void)
 	lab_down(a);
 	/* down twice, or where nothing ever ran, is fine. */
 	CU_ASSERT_EQUAL(test_run(NULL, "'%s' down --dir '%s' 2>/dev/null", test_bin("san-lab"), dir2), 0);
+}
+
+/* The largest Data-Out segment the initiator sent in a 1 MiB WRITE to the lab's LUN, read off a capture
+ * of the portal's traffic with tshark's iSCSI dissector; 0 with why set when it cannot be seen here. */
+static long max_data_out_segment(struct test_lab *lab, char *why, size_t whylen)
+{
+	const char *dir = test_tmpdir("cap");
+	char cap[400], *out = NULL;
+	struct blkmap_ctx_opts o;
+	struct blkmap_ctx *ctx = NULL;
+	struct blkmap_dev *dev = NULL;
+	long max = 0;
+	void *buf = calloc(1, 1 << 20);
+	pid_t pid;
+
+	snprintf(cap, sizeof(cap), "%s/iscsi.pcapng", dir);
+	if (access("/usr/bin/dumpcap", X_OK) != 0 || access("/usr/bin/tshark", X_OK) != 0) {
+		snprintf(why, whylen, "dumpcap or tshark is not installed");
+		free(buf);
+		return 0;
+	}
+	pid = fork();
+	if (pid == 0) {
+		char filter[64];
+		int devnull = open("/dev/null", O_WRONLY);
+		snprintf(filter, sizeof(filter), "tcp port %d", lab->port);
+		if (devnull >= 0)
+			dup2(devnull, 2);
+		execl("/usr/bin/dumpcap", "dumpcap", "-q", "-i", "lo", "-f", filter, "-w", cap, (char *)NULL);
+		_exit(127);
+	}
+	/* capturing once the file has its header */
+	for (int i = 0; i < 100 && access(cap, F_OK) != 0; i++)
+		usleep(20000);
+	usleep(200000);
+	blkmap_ctx_opts_init(&o);
+	if (blkmap_ctx_create(&o, &ctx) == 0 && blkmap_dev_open(ctx, lab->urls[0], 0, &dev) == 0) {
+		CU_ASSERT_EQUAL(blkmap_dev_pwrite(dev, buf, 1 << 20, 0), 0);
+	} else {
+		CU_FAIL("cannot open the lab's LUN");
+	}
+	blkmap_dev_close(dev);
+	blkmap_ctx_destroy(ctx);
+	free(buf);
+	usleep(200000);
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+	if (access(cap, F_OK) != 0) {
+		snprintf(why, whylen, "dumpcap captured nothing on lo (no capture permission here?)");
+		return 0;
+	}
+	/* Data-Out is opcode 0x05; the lab's port is not 3260, so tell tshark it is iSCSI */
+	if (test_run(&out, "tshark -r '%s' -d tcp.port==%d,iscsi -Y 'iscsi.opcode == 0x05' -T fields "
+			   "-e iscsi.datasegmentlength 2>/dev/null",
+		     cap, lab->port) == 0 && out) {
+		for (char *p = out; *p;) {
+			long v = strtol(p, &p, 0);
+			if (v > max)
+				max = v;
+			while (*p == '\n' || *p == ',' || *p == ' ')
+				p++;
+			if (*p && (*p < '0' || *p > '9'))
+				break;
+		}
+	}
+	free(out);
+	if (max == 0)
+		snprintf(why, whylen, "tshark found no iSCSI Data-Out PDU in the capture");
+	return max;
+}
+
+/* Target parameters: san-lab's default lets initiators send 256 KiB write segments (tgt's own is 8 KiB),
+ * --param puts any back, and one tgtd refuses fails the up and leaves nothing running. */
+static void test_target_params(void)
+{
+	struct lab_opts small = { .ram = 1, .params = "MaxRecvDataSegmentLength=8192" };
+	struct lab_opts ram = { .ram = 1 };
+	struct test_lab *a = lab_up(1, "8M", &ram);
+	const char *dir = test_tmpdir("lab-bad-param");
+	char why[200] = "", *out = NULL;
+	long seg;
+	int rc, port;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	seg = max_data_out_segment(a, why, sizeof(why));
+	lab_down(a);
+	if (seg == 0) {
+		test_skip("%s", why);
+		return;
+	}
+	CU_ASSERT_EQUAL(seg, 262144);
+	a = lab_up(1, "8M", &small);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_EQUAL(max_data_out_segment(a, why, sizeof(why)), 8192);
+	lab_down(a);
+
+	/* a parameter tgtd refuses: exit 1 naming it, no tgtd left on the port, the directory reusable */
+	port = test_free_port();
+	rc = test_run(&out, "'%s' up --luns 1 --size 8M --ram --dir '%s' --port %d --param NoSuchKey=1 2>&1",
+		      test_bin("san-lab"), dir, port);
+	CU_ASSERT_EQUAL(rc, 1);
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "NoSuchKey=1"));
+	free(out);
+	CU_ASSERT_NOT_EQUAL(test_run(NULL, "ss -Hltn 'sport = :%d' | grep -q .", port), 0);
+	CU_ASSERT_NOT_EQUAL(test_run(NULL, "'%s' status --dir '%s' 2>/dev/null | grep -q running",
+				     test_bin("san-lab"), dir), 0);
+	/* and a malformed one is a usage error */
+	CU_ASSERT_EQUAL(test_run(NULL, "'%s' up --luns 1 --dir '%s' --param nonsense 2>/dev/null", test_bin("san-lab"),
+				 dir),
+			2);
+	test_run(NULL, "'%s' down --dir '%s' >/dev/null 2>&1", test_bin("san-lab"), dir);
 }
 
 /* A tgtd that san-lab did not start must survive every san-lab down. */
@@ -248,4 +361,5 @@ TEST_SUITE(sanlab, "integration/san-lab", NULL, NULL,
 	   { "used_port_and_idempotent_up", test_used_port_and_idempotent_up },
 	   { "down_leaves_foreign_tgtd", test_down_leaves_foreign_tgtd },
 	   { "watch_pid_teardown", test_watch_pid_teardown },
+	   { "target_params", test_target_params },
 	   { "shaped_hosts", test_shaped_hosts });

@@ -37,6 +37,7 @@ static void test_targetcli_block_and_file_chap(void)
 		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1/luns create /backstores/fileio/pnfs_lun2\n"
 		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1/portals delete 0.0.0.0 3260\n"
 		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1/portals create 192.0.2.10 3260\n"
+		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1 set parameter MaxRecvDataSegmentLength=262144\n"
 		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1/acls create iqn.2024-01.example:node1\n"
 		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1/acls/iqn.2024-01.example:node1 set auth userid=node1 password=secret123456\n"
 		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1 set attribute authentication=1\n"
@@ -57,6 +58,7 @@ static void test_targetcli_count_default_portal(void)
 		      "targetcli /iscsi create iqn.2024-01.lab.san-lab:pool\n"
 		      "targetcli /iscsi/iqn.2024-01.lab.san-lab:pool/tpg1/luns create /backstores/fileio/pnfs_lun1\n"
 		      "targetcli /iscsi/iqn.2024-01.lab.san-lab:pool/tpg1/luns create /backstores/fileio/pnfs_lun2\n"
+		      "targetcli /iscsi/iqn.2024-01.lab.san-lab:pool/tpg1 set parameter MaxRecvDataSegmentLength=262144\n"
 		      "targetcli /iscsi/iqn.2024-01.lab.san-lab:pool/tpg1/acls create iqn.2024-01.example:node2\n"
 		      "targetcli /iscsi/iqn.2024-01.lab.san-lab:pool/tpg1 set attribute authentication=0\n"
 		      "targetcli saveconfig\n");
@@ -76,15 +78,22 @@ static void test_tgt_conf(void)
 		      "    backing-store /var/lib/san-lab/lun2.img\n"
 		      "    initiator-name iqn.2024-01.example:node1\n"
 		      "    incominguser node1 secret123456\n"
+		      "    MaxRecvDataSegmentLength 262144\n"
 		      "</target>\n");
-	expect_output("tgt-conf --luns /dev/sdb,/dev/sdc --iqn iqn.2024-01.example:pool",
+	/* --param: a later value of a name wins, new names follow in order; tgt's own default back */
+	expect_output("tgt-conf --luns /dev/sdb,/dev/sdc --iqn iqn.2024-01.example:pool"
+		      " --param FirstBurstLength=131072 --param MaxRecvDataSegmentLength=8192",
 		      0,
 		      "# tgt targets.conf from san-lab: one iSCSI target with 2 LUN(s) for a pNFS pool.\n"
 		      "# Install as /etc/tgt/conf.d/pnfs-pool.conf and run 'tgt-admin --update ALL'.\n"
 		      "<target iqn.2024-01.example:pool>\n"
 		      "    backing-store /dev/sdb\n"
 		      "    backing-store /dev/sdc\n"
+		      "    FirstBurstLength 131072\n"
+		      "    MaxRecvDataSegmentLength 8192\n"
 		      "</target>\n");
+	expect_output("tgt-conf --luns 1 --param MaxRecvDataSegmentLength", 2, NULL);
+	expect_output("tgt-conf --luns 1 --param 'Max=1;reboot'", 2, NULL);
 }
 
 static void test_iscsiadm(void)
