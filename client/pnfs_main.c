@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -358,6 +359,20 @@ struct chunk {
 	size_t len;
 	int busy;
 	int ready;           /* read, waiting for its turn on a sequential destination */
+	int wstatus;         /* the writer thread's result: bytes written or -errno */
+	struct chunk *wnext; /* on the writer's queue or its done list */
+};
+
+/* A local destination's writes, off the event loop: the loop keeps servicing the LUNs while a chunk is
+ * copied into the page cache (on a copy out that copy is as long as receiving the chunk). The thread
+ * takes chunks in order from todo, pwrites them and puts them on done; the loop finishes them. */
+struct writer {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct chunk *todo, *todo_tail, *done;
+	int fd, quit, running;
+	unsigned queued; /* chunks handed over and not yet finished by the loop (loop thread only) */
 };
 
 struct copy {
@@ -372,6 +387,7 @@ struct copy {
 	struct progress prog;
 	unsigned busy;
 	int sequential;      /* destination is a pipe or terminal: write chunks in order */
+	struct writer w;
 };
 
 static void copy_fail(struct copy *cp, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -396,8 +412,126 @@ static void remote_write_cb(struct pnfs_context *ctx, int status, void *data, vo
 	chunk_written(c->cp, c, status);
 }
 
+/* pwrite all of a chunk: bytes written, or -errno */
+static int pwrite_chunk(int fd, const struct chunk *c)
+{
+	size_t done = 0;
+
+	while (done < c->len) {
+		ssize_t n = pwrite(fd, c->buf + done, c->len - done, (off_t)(c->off + done));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		done += (size_t)n;
+	}
+	return (int)c->len;
+}
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct chunk *c = w->todo;
+		if (!c) {
+			if (w->quit)
+				break;
+			pthread_cond_wait(&w->cond, &w->lock);
+			continue;
+		}
+		w->todo = c->wnext;
+		if (!w->todo)
+			w->todo_tail = NULL;
+		pthread_mutex_unlock(&w->lock);
+		c->wstatus = pwrite_chunk(w->fd, c);
+		pthread_mutex_lock(&w->lock);
+		c->wnext = w->done;
+		w->done = c;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* The writer for a copy from a server into a local, seekable file; without one (no thread, or
+ * another kind of copy) writes stay inline. */
+static void writer_start(struct copy *cp)
+{
+	struct writer *w = &cp->w;
+
+	if (!cp->src.remote || cp->dst.remote || cp->sequential || cp->dst.fd < 0)
+		return;
+	w->fd = cp->dst.fd;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	if (pthread_create(&w->thread, NULL, writer_main, w) == 0) {
+		w->running = 1;
+	} else {
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+	}
+}
+
+static void writer_stop(struct copy *cp)
+{
+	struct writer *w = &cp->w;
+
+	if (!w->running)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->quit = 1;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	w->running = 0;
+}
+
+static void writer_queue(struct writer *w, struct chunk *c)
+{
+	c->wnext = NULL;
+	pthread_mutex_lock(&w->lock);
+	if (w->todo_tail)
+		w->todo_tail->wnext = c;
+	else
+		w->todo = c;
+	w->todo_tail = c;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	w->queued++;
+}
+
+/* Finish the chunks the writer is done with (loop thread). */
+static void writer_reap(struct copy *cp)
+{
+	struct writer *w = &cp->w;
+	struct chunk *c;
+
+	if (!w->running || w->queued == 0)
+		return;
+	pthread_mutex_lock(&w->lock);
+	c = w->done;
+	w->done = NULL;
+	pthread_mutex_unlock(&w->lock);
+	while (c) {
+		struct chunk *next = c->wnext;
+		w->queued--;
+		if (c->wstatus < 0)
+			copy_fail(cp, c->wstatus, "%s: %s", cp->dst.name, strerror(-c->wstatus));
+		chunk_written(cp, c, cp->err ? cp->err : c->wstatus);
+		c = next;
+	}
+}
+
 static void write_chunk(struct copy *cp, struct chunk *c)
 {
+	if (cp->w.running) {
+		writer_queue(&cp->w, c);
+		return;
+	}
 	if (cp->dst.remote) {
 		int rc = pnfs_pwrite_async(cp->dst.ctx, cp->dst.fh, c->buf, c->len, c->off, remote_write_cb, c);
 		if (rc < 0) {
@@ -551,6 +685,13 @@ static int run_loops(struct copy *cp)
 	struct pnfs_context *a = cp->src.remote ? cp->src.ctx : NULL, *b = cp->dst.remote ? cp->dst.ctx : NULL;
 	int rc;
 
+	if (cp->w.queued > 0) {
+		/* the writer's chunks come back without a loop event (its copies have a remote source):
+		 * look again soon */
+		rc = pnfs_run_once(a, 1);
+		writer_reap(cp);
+		return rc;
+	}
 	if (b == a)
 		b = NULL;
 	if (a && b) {
@@ -586,6 +727,7 @@ static int copy_run(struct copy *cp)
 		cp->ch[i].cp = cp;
 		cp->ch[i].buf = cp->ch[i].mem = mem + (size_t)i * CHUNK_BYTES;
 	}
+	writer_start(cp);
 	for (;;) {
 		for (int i = 0; i < DEPTH && !cp->err; i++)
 			if (!cp->ch[i].busy)
@@ -605,7 +747,7 @@ static int copy_run(struct copy *cp)
 			flush_ready(cp);
 	}
 	/* Drain whatever is still in flight after a failure. */
-	while (cp->busy > 0 && (cp->src.remote || cp->dst.remote)) {
+	while (cp->busy > 0 && (cp->src.remote || cp->dst.remote || cp->w.queued > 0)) {
 		if (run_loops(cp) < 0)
 			break;
 		check_mapped_source(cp);
@@ -617,6 +759,7 @@ static int copy_run(struct copy *cp)
 				cp->busy--;
 			}
 	}
+	writer_stop(cp);
 	free(mem);
 	return cp->err;
 }

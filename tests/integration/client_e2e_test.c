@@ -332,6 +332,57 @@ static void test_sizes(void)
 	client_done(ctx);
 }
 
+/* ---- a local destination that fills up ---------------------------------------------------------- */
+
+static void umount_dir(void *arg)
+{
+	const char *d = arg;
+	if (test_run(NULL, "umount '%s' 2>/dev/null", d) != 0)
+		fprintf(stderr, "client_e2e: could not unmount %s\n", d);
+}
+
+/* A copy out whose destination file system is full mid-copy (writes of later chunks fail with ENOSPC
+ * while earlier ones are done and reads are still in flight) stops with the error naming the file
+ * and exit 1, drains, and leaves the source intact. */
+static void test_destination_full(void)
+{
+	NEED_LAB();
+	const char *dir = test_tmpdir("small-fs");
+	char src[400], dst[400], *out = NULL, *stats = NULL;
+	char *buf = malloc(48 * MIB);
+	int rc;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	if (test_run(NULL, "mount -t tmpfs -o size=20m pnfs-e2e-full '%s' 2>/dev/null", dir) != 0) {
+		test_skip("cannot mount a 20 MiB tmpfs here (needs root)");
+		free(buf);
+		return;
+	}
+	test_cleanup_push(umount_dir, (void *)dir);
+	test_fill_random(buf, 48 * MIB, 4242);
+	snprintf(src, sizeof(src), "%s/full-src", shm);
+	CU_ASSERT_EQUAL_FATAL(write_file(src, buf, 48 * MIB), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_cp(src, url("/full"), &stats), 0);
+	free(stats);
+	snprintf(dst, sizeof(dst), "%s/copy", dir);
+	rc = test_run(&out, "timeout 60 '%s' cp -q %s '%s' '%s' 2>&1", test_bin("pnfs"), cp_opts(INITIATOR_CP),
+		      url("/full"), dst);
+	CU_ASSERT_EQUAL(rc, 1);
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, dst));
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, strerror(ENOSPC)));
+	if (out && !strstr(out, strerror(ENOSPC)))
+		fprintf(stderr, "pnfs cp said: %s\n", out);
+	free(out);
+	/* the remote file is as it was: a copy to a roomy place is whole */
+	snprintf(dst, sizeof(dst), "%s/full-back", shm);
+	CU_ASSERT_EQUAL(pnfs_cp(url("/full"), dst, &stats), 0);
+	free(stats);
+	CU_ASSERT(file_equals(dst, buf, 48 * MIB));
+	unlink(src);
+	unlink(dst);
+	free(buf);
+}
+
 /* ---- two clients, one file ------------------------------------------------------------------- */
 
 struct ops {
@@ -886,4 +937,5 @@ TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "two_clients_disjoint_ranges", test_two_clients },
 	   { "recall_mid_copy_on_remove", test_recall_mid_copy },
 	   { "source_shrinks_mid_copy", test_source_shrinks },
-	   { "direct_path_512MiB", test_direct_path });
+	   { "direct_path_512MiB", test_direct_path },
+	   { "destination_full", test_destination_full });
