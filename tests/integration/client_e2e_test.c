@@ -347,12 +347,13 @@ static void umount_dir(void *arg)
 static void test_destination_full(void)
 {
 	NEED_LAB();
-	const char *dir = test_tmpdir("small-fs");
+	static char dir[400]; /* outlives the test: its unmount runs at cleanup */
 	char src[400], dst[400], *out = NULL, *stats = NULL;
 	char *buf = malloc(48 * MIB);
 	int rc;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	snprintf(dir, sizeof(dir), "%s", test_tmpdir("small-fs"));
 	if (test_run(NULL, "mount -t tmpfs -o size=20m pnfs-e2e-full '%s' 2>/dev/null", dir) != 0) {
 		test_skip("cannot mount a 20 MiB tmpfs here (needs root)");
 		free(buf);
