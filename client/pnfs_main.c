@@ -412,13 +412,15 @@ static void remote_write_cb(struct pnfs_context *ctx, int status, void *data, vo
 	chunk_written(c->cp, c, status);
 }
 
-/* pwrite all of a chunk: bytes written, or -errno */
-static int pwrite_chunk(int fd, const struct chunk *c)
+/* Write all of a chunk to a local file (at its offset, or in turn on a pipe or terminal): bytes
+ * written, or -errno. */
+static int write_local(int fd, const struct chunk *c, int sequential)
 {
 	size_t done = 0;
 
 	while (done < c->len) {
-		ssize_t n = pwrite(fd, c->buf + done, c->len - done, (off_t)(c->off + done));
+		ssize_t n = sequential ? write(fd, c->buf + done, c->len - done)
+				       : pwrite(fd, c->buf + done, c->len - done, (off_t)(c->off + done));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -446,7 +448,7 @@ static void *writer_main(void *arg)
 		if (!w->todo)
 			w->todo_tail = NULL;
 		pthread_mutex_unlock(&w->lock);
-		c->wstatus = pwrite_chunk(w->fd, c);
+		c->wstatus = write_local(w->fd, c, 0);
 		pthread_mutex_lock(&w->lock);
 		c->wnext = w->done;
 		w->done = c;
@@ -504,6 +506,14 @@ static void writer_queue(struct writer *w, struct chunk *c)
 	w->queued++;
 }
 
+/* A local write of a chunk ended with rc (bytes or -errno). */
+static void local_written(struct copy *cp, struct chunk *c, int rc)
+{
+	if (rc < 0)
+		copy_fail(cp, rc, "%s: %s", cp->dst.name, strerror(-rc));
+	chunk_written(cp, c, cp->err ? cp->err : rc);
+}
+
 /* Finish the chunks the writer is done with (loop thread). */
 static void writer_reap(struct copy *cp)
 {
@@ -519,9 +529,7 @@ static void writer_reap(struct copy *cp)
 	while (c) {
 		struct chunk *next = c->wnext;
 		w->queued--;
-		if (c->wstatus < 0)
-			copy_fail(cp, c->wstatus, "%s: %s", cp->dst.name, strerror(-c->wstatus));
-		chunk_written(cp, c, cp->err ? cp->err : c->wstatus);
+		local_written(cp, c, c->wstatus);
 		c = next;
 	}
 }
@@ -541,21 +549,7 @@ static void write_chunk(struct copy *cp, struct chunk *c)
 		}
 		return;
 	}
-	{
-		size_t done = 0;
-		while (done < c->len) {
-			ssize_t n = cp->sequential ? write(cp->dst.fd, c->buf + done, c->len - done)
-						   : pwrite(cp->dst.fd, c->buf + done, c->len - done, (off_t)(c->off + done));
-			if (n < 0) {
-				if (errno == EINTR)
-					continue;
-				copy_fail(cp, -errno, "%s: %s", cp->dst.name, strerror(errno));
-				break;
-			}
-			done += (size_t)n;
-		}
-		chunk_written(cp, c, cp->err ? cp->err : (int)c->len);
-	}
+	local_written(cp, c, write_local(cp->dst.fd, c, cp->sequential));
 }
 
 static void chunk_written(struct copy *cp, struct chunk *c, int status)
