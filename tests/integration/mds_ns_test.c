@@ -8,7 +8,6 @@
 #include "tests/mds/mdsd.h"
 #include "tests/mds/nfsclient.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +18,13 @@ static struct nc *c;
 
 static int suite_init(void)
 {
+	char why[64];
+
 	lab = lab_up(2, "32M", NULL);
 	if (!lab)
 		return 1;
-	mds = tmds_new(lab, "--stripe-unit 64K", NULL);
-	if (!mds || tmds_start(mds) != 0)
+	mds = tmds_up(lab, "--stripe-unit 64K", NULL, why, sizeof(why));
+	if (!mds)
 		return 1;
 	c = nc_connect(mds->port);
 	return !c || nc_setup(c, "ns-client") != 0;
@@ -32,9 +33,7 @@ static int suite_init(void)
 static int suite_clean(void)
 {
 	nc_free(c);
-	if (mds)
-		tmds_stop(mds, SIGTERM);
-	tmds_free(mds);
+	tmds_down(mds);
 	lab_down(lab);
 	return 0;
 }
@@ -427,16 +426,10 @@ static void test_access_by_mode_bits(void)
 
 static struct test_mds *export_server(const struct test_lab *elab, const char *rule)
 {
-	char args[256];
-	struct test_mds *m;
+	char args[256], why[64];
 
 	snprintf(args, sizeof(args), "--export '%s'", rule);
-	m = tmds_new(elab, "--force --concat", args);
-	if (m && tmds_start(m) != 0) {
-		tmds_free(m);
-		return NULL;
-	}
-	return m;
+	return tmds_up(elab, "--force --concat", args, why, sizeof(why));
 }
 
 static void test_export_rules(void)
@@ -457,8 +450,7 @@ static void test_export_rules(void)
 	CU_ASSERT_EQUAL(nc_mkdir(e, &root, "nope", 0755, NULL), NFS4ERR_ROFS);
 	CU_ASSERT_EQUAL(nc_open(e, &root, "nope", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &fh, &sid), NFS4ERR_ROFS);
 	nc_free(e);
-	tmds_stop(m, SIGTERM);
-	tmds_free(m);
+	tmds_down(m);
 	/* Root squashed: uid 0 acts as nobody, and cannot create in root's 0755 root. */
 	m = export_server(elab, "127.0.0.0/8 rw,root_squash");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
@@ -467,8 +459,7 @@ static void test_export_rules(void)
 	CU_ASSERT_EQUAL(nc_rootfh(e, &root), 0);
 	CU_ASSERT_EQUAL(nc_mkdir(e, &root, "nope", 0755, NULL), NFS4ERR_ACCESS);
 	nc_free(e);
-	tmds_stop(m, SIGTERM);
-	tmds_free(m);
+	tmds_down(m);
 	/* A network that is not ours: no access to any filehandle. */
 	m = export_server(elab, "10.0.0.0/8 rw");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
@@ -476,8 +467,7 @@ static void test_export_rules(void)
 	CU_ASSERT_EQUAL_FATAL(nc_setup(e, "stranger"), 0);
 	CU_ASSERT_EQUAL(nc_rootfh(e, &root), NFS4ERR_ACCESS);
 	nc_free(e);
-	tmds_stop(m, SIGTERM);
-	tmds_free(m);
+	tmds_down(m);
 	lab_down(elab);
 }
 
