@@ -14,7 +14,6 @@
 #include "tests/mds/mdsd.h"
 #include "tests/mds/nfsclient.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,25 +32,20 @@ static int mport;
 
 static int suite_init(void)
 {
-	char args[128];
+	char args[128], why[64];
 
 	lab = lab_up(4, "32M", NULL);
 	if (!lab)
 		return 1;
 	mport = test_free_port();
 	snprintf(args, sizeof(args), "--metrics-port %d", mport);
-	mds = tmds_new(lab, "--stripe-unit 64K", args);
-	if (!mds || tmds_start(mds) != 0)
-		return 1;
-	return 0;
+	mds = tmds_up(lab, "--stripe-unit 64K", args, why, sizeof(why));
+	return !mds;
 }
 
 static int suite_clean(void)
 {
-	if (mds) {
-		tmds_stop(mds, SIGTERM);
-		tmds_free(mds);
-	}
+	tmds_down(mds);
 	lab_down(lab);
 	return 0;
 }
