@@ -20,18 +20,18 @@ static struct test_mds *mds;
 
 static int suite_init(void)
 {
+	char why[64];
+
 	lab = lab_up(1, "32M", NULL);
 	if (!lab)
 		return 1;
-	mds = tmds_new(lab, "--concat", "--lease-time 3 --grace-time 4");
-	return !mds || tmds_start(mds) != 0;
+	mds = tmds_up(lab, "--concat", "--lease-time 3 --grace-time 4", why, sizeof(why));
+	return !mds;
 }
 
 static int suite_clean(void)
 {
-	if (mds)
-		tmds_stop(mds, SIGTERM);
-	tmds_free(mds);
+	tmds_down(mds);
 	lab_down(lab);
 	return 0;
 }
