@@ -10,7 +10,6 @@
 
 #include <arpa/inet.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +24,13 @@ static int good_ops;
 
 static int suite_init(void)
 {
+	char why[64];
+
 	lab = lab_up(1, "64M", NULL);
 	if (!lab)
 		return 1;
-	mds = tmds_new(lab, "--concat", NULL);
-	if (!mds || tmds_start(mds) != 0)
+	mds = tmds_up(lab, "--concat", NULL, why, sizeof(why));
+	if (!mds)
 		return 1;
 	good = nc_connect(mds->port);
 	if (!good || nc_setup(good, "good-client") != 0)
@@ -40,9 +41,7 @@ static int suite_init(void)
 static int suite_clean(void)
 {
 	nc_free(good);
-	if (mds)
-		tmds_stop(mds, SIGTERM);
-	tmds_free(mds);
+	tmds_down(mds);
 	lab_down(lab);
 	return 0;
 }
