@@ -127,21 +127,20 @@ static struct test_mds *mds;
 
 static int block_init(void)
 {
+	char why[64];
+
 	lab = lab_up(4, "16M", NULL);
 	if (!lab)
 		return 1;
 	/* Block-volume layouts only: the LUNs stay open to every initiator. A short grace after the
 	 * restart of the reclaim test. */
-	mds = tmds_new(lab, "--stripe-unit 64K", "--scsi-layouts no --grace-time 3");
-	return !mds || tmds_start(mds) != 0;
+	mds = tmds_up(lab, "--stripe-unit 64K", "--scsi-layouts no --grace-time 3", why, sizeof(why));
+	return !mds;
 }
 
 static int block_clean(void)
 {
-	if (mds) {
-		tmds_stop(mds, SIGTERM);
-		tmds_free(mds);
-	}
+	tmds_down(mds);
 	lab_down(lab);
 	return 0;
 }
@@ -403,23 +402,20 @@ static int sport;
 
 static int scsi_init(void)
 {
-	char args[160];
+	char args[160], why[64];
 
 	slab = lab_up(4, "16M", NULL);
 	if (!slab)
 		return 1;
 	sport = test_free_port();
 	snprintf(args, sizeof(args), "--lease-time %d --metrics-port %d", LEASE_S, sport);
-	smds = tmds_new(slab, "--stripe-unit 64K", args);
-	return !smds || tmds_start(smds) != 0;
+	smds = tmds_up(slab, "--stripe-unit 64K", args, why, sizeof(why));
+	return !smds;
 }
 
 static int scsi_clean(void)
 {
-	if (smds) {
-		tmds_stop(smds, SIGTERM);
-		tmds_free(smds);
-	}
+	tmds_down(smds);
 	lab_down(slab);
 	return 0;
 }
