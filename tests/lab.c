@@ -64,6 +64,8 @@ struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts
 	snprintf(lab->dir, sizeof(lab->dir), "%s", test_tmpdir("lab"));
 	if (opts->ram)
 		strcat(extra, " --ram");
+	if (opts->stock_malloc)
+		strcat(extra, " --tgtd-malloc stock");
 	if (opts->chap)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " --chap '%s'", opts->chap);
 	if (opts->initiator)

@@ -27,6 +27,7 @@ struct lab_opts {
 	int hosts;               /* > 0: shaped multi-host lab (root) */
 	int rate_mbit;           /* with hosts */
 	const char *params;      /* iSCSI target parameters, "NAME=VALUE ..." (san-lab --param each), or NULL */
+	int stock_malloc;        /* tgtd with glibc's default malloc (san-lab --tgtd-malloc stock) */
 };
 
 /* Start a lab with nluns LUNs of size (san-lab syntax, e.g. "64M"). Returns NULL on failure

@@ -79,10 +79,16 @@ static void test_tgt_conf(void)
 		      "    initiator-name iqn.2024-01.example:node1\n"
 		      "    incominguser node1 secret123456\n"
 		      "    MaxRecvDataSegmentLength 262144\n"
-		      "</target>\n");
-	/* --param: a later value of a name wins, new names follow in order; tgt's own default back */
+		      "</target>\n"
+		      "# tgtd maps a fresh buffer for every command over 128 KiB and faults in each page; to have\n"
+		      "# it reuse freed buffers (what 'san-lab up' does), run 'systemctl edit tgt' and add:\n"
+		      "#   [Service]\n"
+		      "#   Environment=GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:"
+		      "glibc.malloc.trim_threshold=1073741824\n");
+	/* --param: a later value of a name wins, new names follow in order; tgt's own defaults back
+	 * (segment length and malloc) */
 	expect_output("tgt-conf --luns /dev/sdb,/dev/sdc --iqn iqn.2024-01.example:pool"
-		      " --param FirstBurstLength=131072 --param MaxRecvDataSegmentLength=8192",
+		      " --param FirstBurstLength=131072 --param MaxRecvDataSegmentLength=8192 --tgtd-malloc stock",
 		      0,
 		      "# tgt targets.conf from san-lab: one iSCSI target with 2 LUN(s) for a pNFS pool.\n"
 		      "# Install as /etc/tgt/conf.d/pnfs-pool.conf and run 'tgt-admin --update ALL'.\n"
