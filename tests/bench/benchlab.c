@@ -30,10 +30,20 @@ double benchlab_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int env_set(const char *name)
+{
+	const char *q = getenv(name);
+	return q && *q && strcmp(q, "0") != 0;
+}
+
 int benchlab_quick(void)
 {
-	const char *q = getenv("BENCH_QUICK");
-	return q && *q && strcmp(q, "0") != 0;
+	return env_set("BENCH_QUICK");
+}
+
+int benchlab_verbose(void)
+{
+	return env_set("BENCH_VERBOSE");
 }
 
 uint64_t benchlab_scale(uint64_t v)

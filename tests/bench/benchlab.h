@@ -27,6 +27,8 @@ int benchlab_can_connect(int port);
 /* BENCH_QUICK set (and not "0"): an eighth of v, to check a program rather than measure. */
 uint64_t benchlab_scale(uint64_t v);
 int benchlab_quick(void);
+/* BENCH_VERBOSE set (and not "0"): print every round, not only the medians. */
+int benchlab_verbose(void);
 
 /* Stop every lab still up at exit and on SIGINT/SIGTERM. Call once, first. */
 void benchlab_install_cleanup(const char *prog);
