@@ -1,11 +1,12 @@
 /* bench-blkmap: the engine's sequential throughput through a stripe against raw libiscsi on the same
  * LUNs, measured in the same run. Plain lab: 4 RAM LUNs on one tgtd, 1 GiB read and written through a
- * 4-way stripe (1 MiB unit) at 128 KiB and 1 MiB requests, against iscsi-perf on the 4 LUNs at once
- * (reads) and a raw libiscsi writer of ours (writes; also a raw reader, for a same-process view).
- * Shaped lab (root): N = 1, 2, 4, 8 storage hosts each behind a 400 Mbit/s veth, engine vs raw
- * aggregate. Engine and baseline run back to back in each of several rounds; each ratio is the median
- * of the rounds' ratios. Targets are 0.9 x raw (plain) and 0.95 x raw (shaped). Numbers are noisy
- * when the machine is busy. */
+ * 4-way stripe (1 MiB unit) at 128 KiB and 1 MiB requests. Shaped lab (root): N = 1, 2, 4, 8 storage
+ * hosts each behind a 400 Mbit/s veth, 1 MiB requests. Each lab prints three rows, each a pair measured
+ * alike: reads against iscsi-perf on every LUN at once (both time-based, iscsi-perf's rule), reads and
+ * writes against a raw libiscsi reader and writer of ours (both a fixed pass, ended by the slowest LUN).
+ * Engine and baseline run back to back in each of several rounds, each after an untimed pass of its own
+ * kind; each ratio is the median of the rounds' ratios. Targets are 0.9 x raw (plain) and 0.95 x raw
+ * (shaped). --plain, --shaped, --hosts N run a part; BENCH_VERBOSE=1 prints every round. */
 #include "blkmap/blkmap.h"
 #include "tests/bench/benchlab.h"
 
@@ -68,12 +69,29 @@ static uint64_t warm_bytes(uint64_t total, size_t req)
 
 /* ---- the engine ------------------------------------------------------------------------------- */
 
+/* CPU seconds (user + system) used so far by this process (RUSAGE_SELF) or its waited-for children */
+static double cpu_s(int who)
+{
+	struct rusage ru;
+
+	if (getrusage(who, &ru) != 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Sequential requests through a volume, window of them in flight. A fixed pass moves total bytes from
+ * offset 0. A timed pass (deadline set) wraps around at wrap bytes and stops at the first completion
+ * after the deadline, the moment that stop_* record: iscsi-perf's own rule, so that the two are
+ * measured alike (the commands still in flight then complete uncounted, as iscsi-perf's do). */
 struct pump {
 	struct blkmap_vol *vol;
 	uint8_t *ring;
 	size_t req;
 	unsigned window, slot;
-	uint64_t total, next, done_bytes;
+	uint64_t total, next, done_bytes, wrap;
+	double deadline, stop_s, stop_cpu;
+	uint64_t stop_bytes;
 	int write, failed;
 	char err[600];
 };
@@ -82,6 +100,8 @@ static void pump_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_r
 
 static void pump_submit(struct pump *p)
 {
+	if (p->wrap && p->next + p->req > p->wrap)
+		p->next = 0;
 	struct iovec iov = { p->ring + (size_t)(p->slot++ % p->window) * p->req, p->req };
 	int rc = p->write ? blkmap_vol_writev_async(p->vol, p->next, &iov, 1, pump_cb, p)
 			  : blkmap_vol_readv_async(p->vol, p->next, &iov, 1, pump_cb, p);
@@ -104,19 +124,14 @@ static void pump_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_r
 		p->failed++;
 	}
 	p->done_bytes += p->req;
+	if (p->deadline > 0 && p->stop_s == 0 && benchlab_now() >= p->deadline) {
+		p->stop_s = benchlab_now();
+		p->stop_cpu = cpu_s(RUSAGE_SELF);
+		p->stop_bytes = p->done_bytes;
+		p->total = 0; /* submit no more */
+	}
 	if (p->next < p->total && !p->failed)
 		pump_submit(p);
-}
-
-/* CPU seconds (user + system) used so far by this process (RUSAGE_SELF) or its waited-for children */
-static double cpu_s(int who)
-{
-	struct rusage ru;
-
-	if (getrusage(who, &ru) != 0)
-		return 0;
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-	       (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 /* CPU seconds per GiB moved */
@@ -162,6 +177,34 @@ static double engine_run(struct blkmap_ctx *ctx, struct blkmap_vol *vol, int wri
 	t1 = benchlab_now();
 	*cpu = per_gib(cpu_s(RUSAGE_SELF) - c0, (double)total);
 	return (double)total / MIB / (t1 - t0);
+}
+
+/* MiB/s of reads through the first vol_bytes of the volume for the given seconds, measured as iscsi-perf
+ * measures (see struct pump), after the same untimed warm-up as engine_run; *cpu as there */
+static double engine_timed_run(struct blkmap_ctx *ctx, struct blkmap_vol *vol, uint64_t vol_bytes, size_t req,
+			       unsigned window, int seconds, double *cpu)
+{
+	struct pump p = { .vol = vol, .req = req, .window = window, .total = UINT64_MAX, .wrap = vol_bytes };
+	double t0, c0;
+
+	if (engine_pass(ctx, vol, 0, warm_bytes(vol_bytes, req), req, window) < 0)
+		return -1;
+	p.ring = ring_get((size_t)window * req);
+	if (!p.ring)
+		return -1;
+	c0 = cpu_s(RUSAGE_SELF);
+	t0 = benchlab_now();
+	p.deadline = t0 + seconds;
+	for (unsigned i = 0; i < window; i++)
+		pump_submit(&p);
+	if (blkmap_wait_idle(ctx) < 0)
+		p.failed++;
+	if (p.failed || p.stop_s == 0) {
+		fprintf(stderr, "bench-blkmap: engine timed read failed: %s\n", p.failed ? p.err : "no completion");
+		return -1;
+	}
+	*cpu = per_gib(p.stop_cpu - c0, (double)p.stop_bytes);
+	return (double)p.stop_bytes / MIB / (p.stop_s - t0);
 }
 
 /* ---- raw libiscsi, one process, all LUNs in one poll loop -------------------------------------- */
@@ -300,7 +343,9 @@ static double raw_run(const struct benchlab *l, int n, int write, uint64_t per_l
 
 /* ---- iscsi-perf, one process per LUN at the same time ------------------------------------------- */
 
-static double perf_run(const struct benchlab *l, int n, size_t req, int seconds, double *cpu)
+/* MiB/s aggregate of iscsi-perf on n LUNs for the given seconds, after a warm-up read of an eighth of
+ * per_lun bytes on each; *cpu: the iscsi-perf processes' CPU seconds per GiB */
+static double perf_run(const struct benchlab *l, int n, size_t req, int seconds, uint64_t per_lun, double *cpu)
 {
 	pid_t pids[MAX_LUNS];
 	char outs[MAX_LUNS][128];
@@ -308,7 +353,7 @@ static double perf_run(const struct benchlab *l, int n, size_t req, int seconds,
 
 	/* iscsi-perf cannot be warmed up inside its own processes: a raw pass of the same reads readies
 	 * tgtd and the kernel instead (the timed side of it is not used) */
-	if (raw_run(l, n, 0, (uint64_t)8 * QD * req, req, &warm_cpu) < 0)
+	if (raw_run(l, n, 0, warm_bytes(per_lun, req), req, &warm_cpu) < 0)
 		return -1;
 	c0 = cpu_s(RUSAGE_CHILDREN);
 
@@ -451,7 +496,83 @@ static int perf_seconds(void)
 }
 
 #define PLAIN_ROUNDS 5
-#define SHAPED_ROUNDS 3
+#define SHAPED_ROUNDS 5
+
+/* One lab's setting for a round: what each kind of run reads or writes */
+struct setup {
+	struct blkmap_ctx *ctx;
+	struct blkmap_vol *vol;
+	const struct benchlab *lab;
+	int n;            /* LUNs */
+	uint64_t per_lun; /* bytes per LUN of a fixed pass */
+	size_t req;
+	unsigned window;  /* engine requests in flight: QD per LUN */
+};
+
+enum run_kind { ENGINE_READ, ENGINE_TIMED_READ, ENGINE_WRITE, RAW_READ, RAW_WRITE, PERF_READ };
+
+static double run(const struct setup *u, enum run_kind k, double *cpu)
+{
+	uint64_t total = u->per_lun * (uint64_t)u->n;
+
+	switch (k) {
+	case ENGINE_READ:
+	case ENGINE_WRITE:
+		return engine_run(u->ctx, u->vol, k == ENGINE_WRITE, total, u->req, u->window, cpu);
+	case ENGINE_TIMED_READ:
+		return engine_timed_run(u->ctx, u->vol, total, u->req, u->window, perf_seconds(), cpu);
+	case RAW_READ:
+	case RAW_WRITE:
+		return raw_run(u->lab, u->n, k == RAW_WRITE, u->per_lun, u->req, cpu);
+	case PERF_READ:
+		return perf_run(u->lab, u->n, u->req, perf_seconds(), u->per_lun, cpu);
+	}
+	return -1;
+}
+
+/* The engine side and the baseline of one row, measured alike */
+struct row_spec {
+	enum run_kind eng, base;
+	const char *op, *base_name;
+};
+
+/* Plain and shaped labs print the same three rows: reads against iscsi-perf, both time-based; reads
+ * and writes against our raw libiscsi reader and writer, both fixed passes (a stripe's pass ends with
+ * its slowest LUN, and so does theirs) */
+static const struct row_spec rows[3] = {
+	{ ENGINE_TIMED_READ, PERF_READ, "read", "iscsi-perf" },
+	{ ENGINE_READ, RAW_READ, "read", "libiscsi reader" },
+	{ ENGINE_WRITE, RAW_WRITE, "write", "libiscsi writer" },
+};
+
+/* One round: each row's two runs back to back, the engine first in even rounds and last in odd ones */
+static void round_rows(const struct setup *u, int round, struct pair *pairs)
+{
+	for (int i = 0; i < 3; i++) {
+		double e, b, ec = 0, bc = 0;
+		if (round % 2 == 0) {
+			e = run(u, rows[i].eng, &ec);
+			b = run(u, rows[i].base, &bc);
+		} else {
+			b = run(u, rows[i].base, &bc);
+			e = run(u, rows[i].eng, &ec);
+		}
+		pair_add(&pairs[i], e, ec, b, bc);
+	}
+}
+
+/* Prints a lab's three rows; returns -1 when a run of one failed */
+static int print_rows(const char *what, const char *req, struct pair *pairs, const char *xn, double target)
+{
+	int rc = 0;
+
+	for (int i = 0; i < 3; i++) {
+		char base[40];
+		snprintf(base, sizeof(base), "%s%s", rows[i].base_name, rows[i].base == PERF_READ ? xn : "");
+		rc |= row(what, rows[i].op, req, &pairs[i], base, target);
+	}
+	return rc ? -1 : 0;
+}
 
 static int plain(void)
 {
@@ -478,39 +599,19 @@ static int plain(void)
 		engine_run(ctx, vol, 1, total, 1 << 20, 128, &c);
 	}
 	printf("plain lab: 4 RAM LUNs on one tgtd (127.0.0.1), 4-way stripe with 1 MiB unit, %" PRIu64
-	       " MiB sequential;\nengine: one context, %u commands per LUN. %d rounds, engine and raw back to back in "
-	       "each\n(order alternating); MiB/s medians; ratio: the median of the rounds' ratios, and their range;\n"
-	       "cpu: the initiator's CPU seconds (user + system) per GiB moved, medians\n",
-	       total / MIB, QD, PLAIN_ROUNDS);
+	       " MiB sequential\n(against iscsi-perf: %d s of reads, both sides);\nengine: one context, %u commands "
+	       "per LUN. %d rounds, engine and raw back to back in each (order\nalternating), each run after an "
+	       "untimed eighth; MiB/s medians; ratio: the median of the rounds'\nratios, and their range; cpu: the "
+	       "initiator's CPU seconds (user + system) per GiB moved, medians\n",
+	       total / MIB, perf_seconds(), QD, PLAIN_ROUNDS);
 	header();
 	for (int k = 0; k < 2; k++) {
-		size_t req = reqs[k];
-		const char *rs = k ? "1M" : "128K";
 		/* 128 requests in flight: with a 1 MiB unit that is QD commands per LUN at either size */
-		unsigned window = 4 * QD;
-		struct pair perf = { 0 }, rd = { 0 }, wr = { 0 };
-		for (int round = 0; round < PLAIN_ROUNDS; round++) {
-			double er, pr, rr, ew, rw, erc, prc, rrc, ewc, rwc;
-			if (round % 2 == 0) {
-				er = engine_run(ctx, vol, 0, total, req, window, &erc);
-				rr = raw_run(&l, 4, 0, per_lun, req, &rrc);
-				pr = perf_run(&l, 4, req, perf_seconds(), &prc);
-				ew = engine_run(ctx, vol, 1, total, req, window, &ewc);
-				rw = raw_run(&l, 4, 1, per_lun, req, &rwc);
-			} else {
-				pr = perf_run(&l, 4, req, perf_seconds(), &prc);
-				rr = raw_run(&l, 4, 0, per_lun, req, &rrc);
-				er = engine_run(ctx, vol, 0, total, req, window, &erc);
-				rw = raw_run(&l, 4, 1, per_lun, req, &rwc);
-				ew = engine_run(ctx, vol, 1, total, req, window, &ewc);
-			}
-			pair_add(&perf, er, erc, pr, prc);
-			pair_add(&rd, er, erc, rr, rrc);
-			pair_add(&wr, ew, ewc, rw, rwc);
-		}
-		rc |= row("plain", "read", rs, &perf, "iscsi-perf x4", 0.9) < 0;
-		rc |= row("plain", "read", rs, &rd, "libiscsi reader", 0.9) < 0;
-		rc |= row("plain", "write", rs, &wr, "libiscsi writer", 0.9) < 0;
+		struct setup u = { ctx, vol, &l, 4, per_lun, reqs[k], 4 * QD };
+		struct pair pairs[3] = { 0 };
+		for (int round = 0; round < PLAIN_ROUNDS; round++)
+			round_rows(&u, round, pairs);
+		rc |= print_rows("plain", k ? "1M" : "128K", pairs, " x4", 0.9) < 0;
 	}
 	blkmap_vol_free(vol);
 	blkmap_ctx_destroy(ctx);
@@ -518,7 +619,8 @@ static int plain(void)
 	return rc;
 }
 
-static int shaped(void)
+/* The shaped lab at N = 1, 2, 4, 8 storage hosts, or at only_hosts when it is not 0 */
+static int shaped(int only_hosts)
 {
 	static const int ns[4] = { 1, 2, 4, 8 };
 	const uint64_t per_lun = benchlab_scale(96 * MIB);
@@ -536,11 +638,12 @@ static int shaped(void)
 	       QD, per_lun / MIB, SHAPED_ROUNDS);
 	header();
 	for (int k = 0; k < 4; k++) {
+		if (only_hosts && ns[k] != only_hosts)
+			continue;
 		struct blkmap_ctx_opts o;
 		struct blkmap_ctx *ctx = NULL;
 		struct blkmap_vol *vol;
 		struct benchlab l;
-		struct pair rd = { 0 }, wr = { 0 };
 		uint64_t total = per_lun * (uint64_t)ns[k];
 		unsigned window = (unsigned)(QD * ns[k]);
 		char shape[100], what[16];
@@ -558,24 +661,17 @@ static int shaped(void)
 			rc = 1;
 			continue;
 		}
-		for (int round = 0; round < SHAPED_ROUNDS; round++) {
-			double er, pr, ew, rw, erc, prc, ewc, rwc;
-			if (round % 2 == 0) {
-				er = engine_run(ctx, vol, 0, total, 1 << 20, window, &erc);
-				pr = perf_run(&l, ns[k], 1 << 20, perf_seconds(), &prc);
-				ew = engine_run(ctx, vol, 1, total, 1 << 20, window, &ewc);
-				rw = raw_run(&l, ns[k], 1, per_lun, 1 << 20, &rwc);
-			} else {
-				pr = perf_run(&l, ns[k], 1 << 20, perf_seconds(), &prc);
-				er = engine_run(ctx, vol, 0, total, 1 << 20, window, &erc);
-				rw = raw_run(&l, ns[k], 1, per_lun, 1 << 20, &rwc);
-				ew = engine_run(ctx, vol, 1, total, 1 << 20, window, &ewc);
-			}
-			pair_add(&rd, er, erc, pr, prc);
-			pair_add(&wr, ew, ewc, rw, rwc);
-		}
-		rc |= row(what, "read", "1M", &rd, "iscsi-perf xN", 0.95) < 0;
-		rc |= row(what, "write", "1M", &wr, "libiscsi writer", 0.95) < 0;
+		/* as in the plain lab: fill once, so reads return data the targets store and every tgtd has
+		 * grown its buffers before the first timed run; then read it all once, untimed (the first
+		 * read after the fill ran a tenth slower on every link here, whichever side it was) */
+		if (engine_pass(ctx, vol, 1, total, 1 << 20, window) < 0 ||
+		    engine_pass(ctx, vol, 0, total, 1 << 20, window) < 0)
+			rc = 1;
+		struct setup u = { ctx, vol, &l, ns[k], per_lun, 1 << 20, window };
+		struct pair pairs[3] = { 0 };
+		for (int round = 0; round < SHAPED_ROUNDS; round++)
+			round_rows(&u, round, pairs);
+		rc |= print_rows(what, "1M", pairs, " xN", 0.95) < 0;
 		blkmap_vol_free(vol);
 		blkmap_ctx_destroy(ctx);
 		benchlab_stop(&l);
@@ -585,15 +681,21 @@ static int shaped(void)
 
 int main(int argc, char **argv)
 {
-	int rc = 0, only_plain = 0, only_shaped = 0;
+	int rc = 0, only_plain = 0, only_shaped = 0, only_hosts = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--plain"))
+		if (!strcmp(argv[i], "--plain")) {
 			only_plain = 1;
-		else if (!strcmp(argv[i], "--shaped"))
+		} else if (!strcmp(argv[i], "--shaped")) {
 			only_shaped = 1;
-		else {
-			fprintf(stderr, "usage: bench-blkmap [--plain | --shaped]\n");
+		} else if (!strcmp(argv[i], "--hosts") && i + 1 < argc &&
+			   (!strcmp(argv[i + 1], "1") || !strcmp(argv[i + 1], "2") || !strcmp(argv[i + 1], "4") ||
+			    !strcmp(argv[i + 1], "8"))) {
+			only_shaped = 1;
+			only_hosts = atoi(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: bench-blkmap [--plain | --shaped | --hosts 1|2|4|8]\n"
+					"  (BENCH_VERBOSE=1 prints every round; BENCH_QUICK=1 moves an eighth of the data)\n");
 			return 2;
 		}
 	}
@@ -603,7 +705,7 @@ int main(int argc, char **argv)
 	if (!only_shaped)
 		rc |= plain();
 	if (!only_plain)
-		rc |= shaped();
+		rc |= shaped(only_hosts);
 	free(ring);
 	return rc;
 }
