@@ -12,6 +12,8 @@
 #include "blkmap/blkmap.h"
 
 #define PC_LO_READ_AHEAD (64ull << 20)  /* LAYOUTGET asks at least this much */
+/* A sequential writer past this share (1/N) of the RW segment it writes in asks for the next one */
+#define PC_LO_WRITE_AHEAD_AT 2
 #define PC_COMMIT_BATCH 4096             /* extents per LAYOUTCOMMIT */
 #define PC_DIRTY_SOFT_MAX 2048           /* more dirty ranges than this: commit in the background */
 #define PC_OW_DEVS_MAX 8                 /* devices remembered as overwritten before a commit */
@@ -121,6 +123,7 @@ struct pc_layout {
 	uint64_t commit_write_end;  /* write_end of the writes that commit covers */
 	int written;                /* writes since the last LAYOUTCOMMIT */
 	uint64_t write_end;         /* end of the furthest write since then */
+	uint64_t write_front;       /* the furthest end of a direct write issued through this layout */
 	int getting;                /* LAYOUTGET in flight (one at a time per file) */
 	int committing;
 	int returning;

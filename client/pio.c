@@ -532,6 +532,7 @@ static int walk(struct pc_io *io, int issue)
 					pc_layout_get(lo, fh, a, NFS4_UINT64_MAX, 0, LAYOUTIOMODE4_READ);
 				}
 			}
+			lo->ctx->stats.layout_waits++;
 			pc_layout_wait(lo, io);
 			return 1;
 		}
@@ -595,6 +596,36 @@ static int walk(struct pc_io *io, int issue)
 		}
 	}
 	return 0;
+}
+
+/* ---- writing ahead ----------------------------------------------------------------------------- */
+
+/* A sequential writer (this write moves the furthest written end on, from no further than a window
+ * before it: several writes in flight complete and are stepped in any order) that is past the middle
+ * of its RW segment, with nothing granted after it, asks for the next window now, while it still
+ * writes in this one: otherwise every window's first write stops at the edge and waits for a
+ * LAYOUTGET and the MDS's allocation and commit (a 1 GiB copy stopped sixteen times). What it is
+ * granted and does not write is INVALID_DATA, dropped when the layout is returned. Files smaller than
+ * half a window never ask ahead. */
+static void write_ahead(struct pc_io *io)
+{
+	struct pc_layout *lo = io->lo;
+	uint64_t end = io->off + io->len, bsz = lo->blksize ? lo->blksize : 4096;
+	int sequential = end > lo->write_front && io->off + PC_LO_READ_AHEAD >= lo->write_front, recalled;
+	struct pc_seg *s;
+
+	if (end > lo->write_front)
+		lo->write_front = end;
+	if (!sequential || lo->getting || lo->returning || lo->recalls)
+		return;
+	s = pc_layout_find(lo, end - 1, 1, &recalled);
+	if (!s || s->end == UINT64_MAX || end - s->off < (s->end - s->off) / PC_LO_WRITE_AHEAD_AT)
+		return;
+	if (pc_layout_find(lo, s->end, 1, &recalled) || recalled)
+		return;
+	pc_layout_get(lo, io->fh, s->end, PC_LO_READ_AHEAD, bsz, LAYOUTIOMODE4_RW);
+	if (lo->getting)
+		lo->ctx->stats.layoutgets_ahead++;
 }
 
 /* ---- the step ---------------------------------------------------------------------------------- */
@@ -680,6 +711,8 @@ void pc_pio_step(struct pc_io *io)
 		return;
 	}
 	walk(io, 1);
+	if (io->write && io->err == 0)
+		write_ahead(io);
 	io_maybe_complete(io);
 }
 

@@ -269,6 +269,8 @@ struct pnfs_stats {
 	uint64_t zero_filled_bytes;                    /* read as zeros (INVALID/NONE, holes) */
 	uint64_t compounds;
 	uint64_t layoutgets, layoutcommits, layoutreturns, getdeviceinfos;
+	uint64_t layoutgets_ahead;  /* of the LAYOUTGETs, those asked ahead of a sequential writer */
+	uint64_t layout_waits;      /* reads and writes that had to wait for a LAYOUTGET */
 	uint64_t recalls, fallbacks, fenced;
 	uint64_t connects, session_recoveries, clientid_recoveries, replays;
 };
