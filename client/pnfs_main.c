@@ -407,6 +407,13 @@ static void copy_fail(struct copy *cp, int err, const char *fmt, ...)
 
 static void chunk_written(struct copy *cp, struct chunk *c, int status);
 
+/* The chunk is done with (read, written, or given up): it can take the next part of the file. */
+static void chunk_idle(struct copy *cp, struct chunk *c)
+{
+	c->busy = 0;
+	cp->busy--;
+}
+
 static void remote_write_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
 {
 	struct chunk *c = priv;
@@ -551,14 +558,22 @@ static void source_read(struct copy *cp, struct chunk *c, int got);
 static void localio_reap(struct copy *cp)
 {
 	struct localio *w = &cp->io;
-	struct chunk *c;
+	struct chunk *c, *done;
 
 	if (!w->running || w->queued == 0)
 		return;
 	pthread_mutex_lock(&w->lock);
-	c = w->done;
+	done = w->done;
 	w->done = NULL;
 	pthread_mutex_unlock(&w->lock);
+	/* done is newest first: take the chunks in the order the thread did them, so that the chunks a
+	 * copy in has read go out to the LUNs in file order */
+	for (c = NULL; done;) {
+		struct chunk *next = done->io_next;
+		done->io_next = c;
+		c = done;
+		done = next;
+	}
 	while (c) {
 		struct chunk *next = c->io_next;
 		w->queued--;
@@ -580,8 +595,7 @@ static void write_chunk(struct copy *cp, struct chunk *c)
 		int rc = pnfs_pwrite_async(cp->dst.ctx, cp->dst.fh, c->buf, c->len, c->off, remote_write_cb, c);
 		if (rc < 0) {
 			copy_fail(cp, rc, "%s: %s", cp->dst.name, pnfs_get_error(cp->dst.ctx));
-			c->busy = 0;
-			cp->busy--;
+			chunk_idle(cp, c);
 		}
 		return;
 	}
@@ -596,8 +610,7 @@ static void chunk_written(struct copy *cp, struct chunk *c, int status)
 		cp->written += c->len;
 		cp->prog.done = cp->written;
 	}
-	c->busy = 0;
-	cp->busy--;
+	chunk_idle(cp, c);
 }
 
 static void remote_read_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
@@ -609,8 +622,7 @@ static void remote_read_cb(struct pnfs_context *ctx, int status, void *data, voi
 
 	if (status < 0) {
 		copy_fail(cp, status, "%s: %s", cp->src.name, pnfs_get_error(cp->src.ctx));
-		c->busy = 0;
-		cp->busy--;
+		chunk_idle(cp, c);
 		return;
 	}
 	if ((size_t)status < c->len) {
@@ -621,8 +633,7 @@ static void remote_read_cb(struct pnfs_context *ctx, int status, void *data, voi
 			cp->size = c->off + c->len;
 	}
 	if (c->len == 0) {
-		c->busy = 0;
-		cp->busy--;
+		chunk_idle(cp, c);
 		return;
 	}
 	if (cp->sequential) {
@@ -666,8 +677,7 @@ static int start_chunk(struct copy *cp, struct chunk *c)
 		int rc = pnfs_pread_async(cp->src.ctx, cp->src.fh, c->buf, len, c->off, remote_read_cb, c);
 		if (rc < 0) {
 			copy_fail(cp, rc, "%s: %s", cp->src.name, pnfs_get_error(cp->src.ctx));
-			c->busy = 0;
-			cp->busy--;
+			chunk_idle(cp, c);
 		}
 		return 1;
 	}
@@ -689,8 +699,7 @@ static void source_read(struct copy *cp, struct chunk *c, int got)
 	if (cp->err || got == 0) {
 		if (got == 0)
 			cp->eof = 1;
-		c->busy = 0;
-		cp->busy--;
+		chunk_idle(cp, c);
 		return;
 	}
 	if ((size_t)got < c->len) {

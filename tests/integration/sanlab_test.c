@@ -319,30 +319,36 @@ out:
 	return faults;
 }
 
+/* A 1-LUN RAM lab started with its tgtd's malloc mode (stock or not), which `san-lab status` must
+ * show; then tgtd's faults over a pass of 1 MiB reads (faults_per_pass), or -1 when the lab failed */
+static long faults_with(int stock)
+{
+	struct lab_opts opts = { .ram = 1, .stock_malloc = stock };
+	struct test_lab *l = lab_up(1, "64M", &opts);
+	char *out = NULL, want[40];
+	long faults;
+
+	if (!l) {
+		CU_FAIL("the lab did not come up");
+		return -1;
+	}
+	snprintf(want, sizeof(want), "tgtd malloc: %s", stock ? "stock" : "reuse");
+	CU_ASSERT_EQUAL(test_run(&out, "'%s' status --dir '%s'", test_bin("san-lab"), l->dir), 0);
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, want));
+	free(out);
+	faults = faults_per_pass(l);
+	lab_down(l);
+	return faults;
+}
+
 /* tgtd's command buffers: with san-lab's default malloc tuning a queue of 1 MiB reads reuses freed
  * buffers and barely faults; with glibc's default (--tgtd-malloc stock) the same reads fault in every
  * page of every buffer anew, which on a VM makes 1 MiB I/O several times slower. */
 static void test_tgtd_malloc(void)
 {
-	struct lab_opts reuse = { .ram = 1 }, stock = { .ram = 1, .stock_malloc = 1 };
-	struct test_lab *a = lab_up(1, "64M", &reuse);
 	const long pages = (64 << 20) / 4096;
-	char *out = NULL;
-	long fr, fs;
+	long fr = faults_with(0), fs = faults_with(1);
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-	CU_ASSERT_EQUAL(test_run(&out, "'%s' status --dir '%s'", test_bin("san-lab"), a->dir), 0);
-	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "tgtd malloc: reuse"));
-	free(out);
-	fr = faults_per_pass(a);
-	lab_down(a);
-	a = lab_up(1, "64M", &stock);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-	CU_ASSERT_EQUAL(test_run(&out, "'%s' status --dir '%s'", test_bin("san-lab"), a->dir), 0);
-	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "tgtd malloc: stock"));
-	free(out);
-	fs = faults_per_pass(a);
-	lab_down(a);
 	CU_ASSERT_FATAL(fr >= 0 && fs >= 0);
 	/* a 64 MiB pass touches 16384 pages of buffers: reused, a few hundred faults at most */
 	CU_ASSERT(fr < pages / 16);
