@@ -299,6 +299,60 @@ static int slot_acquire(struct pnfs_context *ctx, struct pc_compound *c)
 	return -EBUSY;
 }
 
+/* c was sent and is given up without a reply (its caller timed out across reconnects). Whether the
+ * server ran it is unknown, so the slot's next request goes out with c's seqid (RFC 8881 2.10.6.1.3:
+ * a server that never saw c takes it as new; one that ran c calls it a false or uncached retry, or
+ * answers with c's cached reply, and the request is sent again with the seqid after). */
+static void slot_abandon(struct pnfs_context *ctx, struct pc_compound *c)
+{
+	struct pc_slot *s;
+
+	if (c->slot < 0 || c->slot >= PC_MAX_SLOTS || !c->replay)
+		return;
+	s = &ctx->slots[c->slot];
+	s->seqid = c->seqid - 1;
+	s->interrupted = 1;
+}
+
+/* The first reply on an interrupted slot: did it answer this request, or the one given up? A reply
+ * from the server's cache for the other one is told by its operations. Returns 1 when c must be sent
+ * again on the next seqid. */
+static int slot_settle(struct pnfs_context *ctx, struct pc_compound *c, nfsstat4 seq_status)
+{
+	struct pc_slot *s = c->slot >= 0 ? &ctx->slots[c->slot] : NULL;
+	int other = 0;
+
+	if (!s || !s->interrupted)
+		return 0;
+	if (seq_status == NFS4ERR_DELAY)
+		return 0; /* the old request still runs there: the slot stays in doubt */
+	if (seq_status == NFS4ERR_SEQ_FALSE_RETRY || seq_status == NFS4ERR_RETRY_UNCACHED_REP) {
+		other = 1;
+	} else if (seq_status == NFS4_OK) {
+		const nfs_resop4 *r = c->res.res.resarray.resarray_val;
+		uint32_t n = c->res.res.resarray.resarray_len;
+		if (n > c->nops)
+			other = 1;
+		for (uint32_t i = 1; !other && i < n; i++)
+			other = r[i].resop != c->ops[i].argop;
+	}
+	s->interrupted = 0;
+	if (!other)
+		return 0;
+	LOG_DEBUG("pnfs: %s:%d: slot %d had run the request given up on it; resending", ctx->host, ctx->port,
+		  c->slot);
+	s->seqid = c->seqid;
+	return 1;
+}
+
+static unsigned usable_slots(struct pnfs_context *ctx)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < ctx->nslots; i++)
+		n += !ctx->slots[i].bad;
+	return n;
+}
+
 static uint32_t highest_busy_slot(struct pnfs_context *ctx)
 {
 	uint32_t h = 0;
@@ -572,6 +626,11 @@ static void sequence_failed(struct pnfs_context *ctx, struct pc_compound *c, nfs
 {
 	struct pc_slot *s = c->slot >= 0 ? &ctx->slots[c->slot] : NULL;
 
+	if (slot_settle(ctx, c, st)) {
+		requeue_front(ctx, c, 0);
+		pc_compounds_kick(ctx);
+		return;
+	}
 	switch (st) {
 	case NFS4ERR_BADSESSION:
 	case NFS4ERR_DEADSESSION:
@@ -608,6 +667,13 @@ static void sequence_failed(struct pnfs_context *ctx, struct pc_compound *c, nfs
 			LOG_WARN("pnfs: %s:%d: slot %d %s; not using it again", ctx->host, ctx->port, c->slot,
 				 proto_nfsstat4_name(st));
 			s->bad = 1;
+			if (!usable_slots(ctx)) {
+				/* Calls would wait for a slot forever: a new session brings fresh ones
+				 * (state lives on with the client ID). */
+				requeue_front(ctx, c, 0);
+				pc_session_recover(ctx, st);
+				return;
+			}
 		}
 		if (c->retries++ < PC_STALE_RETRIES) {
 			requeue_front(ctx, c, 0);
@@ -681,6 +747,11 @@ void pc_rpc_reply(struct pnfs_context *ctx, void *rec, size_t len)
 		}
 		if (seq->nfs_resop4_u.opsequence.sr_status != NFS4_OK) {
 			sequence_failed(ctx, c, seq->nfs_resop4_u.opsequence.sr_status);
+			return;
+		}
+		if (slot_settle(ctx, c, NFS4_OK)) {
+			requeue_front(ctx, c, 0);
+			pc_compounds_kick(ctx);
 			return;
 		}
 		{
@@ -783,6 +854,7 @@ void pc_compounds_session_lost(struct pnfs_context *ctx)
 		ctx->slots[i].c = NULL;
 		ctx->slots[i].seqid = 0;
 		ctx->slots[i].bad = 0;
+		ctx->slots[i].interrupted = 0;
 	}
 }
 
@@ -795,6 +867,7 @@ void pc_compounds_expire(struct pnfs_context *ctx, uint64_t max_age_ms, int err,
 		if (now - c->submitted_ms < max_age_ms)
 			continue;
 		snprintf(c->errtext, sizeof(c->errtext), "%s", why);
+		slot_abandon(ctx, c);
 		fail(c, err);
 		next = ctx->waitq_head; /* a completion may have changed the queue */
 	}

@@ -182,6 +182,8 @@ struct pc_slot {
 	uint32_t seqid;             /* last seqid used on this slot */
 	struct pc_compound *c;      /* in flight */
 	int bad;                    /* server rejected it: not used until a new session */
+	int interrupted;            /* the last request on it was given up without a reply: the server
+				     * may or may not have run it (see slot_abandon) */
 };
 
 #define PC_MAX_SLOTS 256

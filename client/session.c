@@ -502,6 +502,33 @@ static void session_ready(struct pnfs_context *ctx)
 	pc_compounds_kick(ctx);
 }
 
+static void old_session_destroyed(struct pc_compound *c)
+{
+	if (c->status < 0)
+		LOG_DEBUG("pnfs: %s:%d: the old session was not destroyed: %s", c->ctx->host, c->ctx->port,
+			  pc_compound_err(c) ? strerror(-pc_compound_err(c)) : "?");
+	pc_compound_free(c);
+}
+
+/* The session is given up while the server still has it (its slots went astray): destroy it, or the
+ * server keeps it, and its client ID with it, busy until the lease ends. */
+static void send_destroy_old_session(struct pnfs_context *ctx)
+{
+	struct pc_compound *c = pc_compound_new(ctx, "DESTROY_SESSION %s:%d", ctx->host, ctx->port);
+	nfs_argop4 *op;
+
+	if (!c)
+		return;
+	c->nosession = 1;
+	c->setup = 1;
+	c->no_retry = 1;
+	c->done = old_session_destroyed;
+	op = pc_add(c, OP_DESTROY_SESSION);
+	if (op)
+		memcpy(op->nfs_argop4_u.opdestroy_session.dsa_sessionid, ctx->sessionid, sizeof(ctx->sessionid));
+	pc_submit(c);
+}
+
 void pc_session_recover(struct pnfs_context *ctx, nfsstat4 why)
 {
 	if (ctx->state != PC_ST_READY || !ctx->conn.connected)
@@ -521,6 +548,8 @@ void pc_session_recover(struct pnfs_context *ctx, nfsstat4 why)
 		return;
 	}
 	ctx->stats.session_recoveries++;
+	if (why != NFS4ERR_BADSESSION && why != NFS4ERR_DEADSESSION)
+		send_destroy_old_session(ctx);
 	send_create_session(ctx);
 }
 

@@ -62,19 +62,30 @@ void mds_conn_close(struct mds_conn *conn, const char *why)
 	mds_conn_put(conn);
 }
 
+/* Watch the socket for what the connection needs now: writability while replies wait, and its
+ * requests unless replies pile up (reading stops above MDS_OUTQ_PAUSE_BYTES queued and resumes below
+ * half of that, whichever path drained them: the writable socket or a later reply's own write). */
 static void update_events(struct mds_conn *conn)
 {
 	struct mds_loop *loop = conn->srv->loop;
-	int want = 0;
+	int want = 0, have;
 
 	if (conn->dead)
 		return;
-	if (!conn->read_paused)
+	if (conn->out_bytes > MDS_OUTQ_PAUSE_BYTES)
+		conn->read_paused = 1;
+	else if (conn->out_bytes < MDS_OUTQ_PAUSE_BYTES / 2)
+		conn->read_paused = 0;
+	if (!conn->read_paused && !conn->srv->stopping)
 		want |= MDS_EV_READ;
 	if (conn->out_head)
 		want |= MDS_EV_WRITE;
-	mds_loop_del_fd(loop, conn->fd, MDS_EV_READ | MDS_EV_WRITE);
-	if (want && mds_loop_add_fd(loop, conn->fd, want, conn_io, conn) != 0)
+	have = mds_loop_fd_mask(loop, conn->fd);
+	if (want == have)
+		return;
+	if (have & ~want)
+		mds_loop_del_fd(loop, conn->fd, have & ~want);
+	if ((want & ~have) && mds_loop_add_fd(loop, conn->fd, want & ~have, conn_io, conn) != 0)
 		mds_conn_close(conn, "cannot watch socket");
 }
 
@@ -121,7 +132,6 @@ static int queue_bufs(struct mds_conn *conn, const struct iovec *iov, int niov)
 {
 	size_t total = 0;
 	struct mds_outbuf *o;
-	int was_empty = conn->out_head == NULL;
 	int rc;
 
 	if (conn->dead)
@@ -152,13 +162,8 @@ static int queue_bufs(struct mds_conn *conn, const struct iovec *iov, int niov)
 		mds_conn_close(conn, strerror(-rc));
 		return rc;
 	}
-	if (conn->out_bytes > MDS_OUTQ_PAUSE_BYTES && !conn->read_paused) {
-		/* The peer is not reading its replies: stop reading its requests until it does. */
-		conn->read_paused = 1;
-		update_events(conn);
-	} else if (was_empty != (conn->out_head == NULL)) {
-		update_events(conn);
-	}
+	/* A peer not reading its replies has its requests left unread until it does. */
+	update_events(conn);
 	return 0;
 }
 
@@ -258,9 +263,7 @@ static void conn_io(struct mds_loop *loop, int fd, int events, void *arg)
 		int rc = flush_out(conn);
 		if (rc) {
 			mds_conn_close(conn, strerror(-rc));
-		} else if (!conn->dead) {
-			if (conn->read_paused && conn->out_bytes < MDS_OUTQ_PAUSE_BYTES / 2)
-				conn->read_paused = 0;
+		} else {
 			update_events(conn);
 		}
 	}

@@ -192,6 +192,7 @@ struct ct_proxy {
 	int pairs[CT_PROXY_MAX][2];
 	int npairs;
 	int cut_req, stop_req, cut_done;
+	int drop; /* CT_PROXY_DROP_*: which direction's bytes are read and thrown away */
 	unsigned accepted;
 };
 
@@ -276,6 +277,10 @@ static void *proxy_main(void *arg)
 					continue;
 				ssize_t r = read(q->fd, buf, sizeof(buf));
 				int dead = r <= 0;
+				pthread_mutex_lock(&p->mu);
+				if (p->drop & (side == 0 ? CT_PROXY_DROP_REQUESTS : CT_PROXY_DROP_REPLIES))
+					r = 0; /* lost on the way */
+				pthread_mutex_unlock(&p->mu);
 				for (ssize_t off = 0; !dead && off < r;) {
 					ssize_t w = write(p->pairs[i][1 - side], buf + off, (size_t)(r - off));
 					if (w <= 0)
@@ -360,6 +365,13 @@ int ct_proxy_cut(struct ct_proxy *p)
 		usleep(5000);
 	}
 	return -1;
+}
+
+void ct_proxy_drop(struct ct_proxy *p, int what)
+{
+	pthread_mutex_lock(&p->mu);
+	p->drop = what;
+	pthread_mutex_unlock(&p->mu);
 }
 
 void ct_proxy_stop(struct ct_proxy *p)

@@ -34,6 +34,10 @@ struct ct_proxy *ct_proxy_start(int upstream_port);
 int ct_proxy_port(const struct ct_proxy *p);
 /* Close every relayed connection (both sides): a network blip. Returns how many were cut. */
 int ct_proxy_cut(struct ct_proxy *p);
+/* Lose bytes on every relayed connection, new ones too, until called with CT_PROXY_PASS: the peer
+ * stays connected but hears nothing (a hung server, a black-holed path). */
+enum { CT_PROXY_PASS = 0, CT_PROXY_DROP_REQUESTS = 1, CT_PROXY_DROP_REPLIES = 2 };
+void ct_proxy_drop(struct ct_proxy *p, int what);
 /* Connections accepted so far. */
 unsigned ct_proxy_accepted(const struct ct_proxy *p);
 void ct_proxy_stop(struct ct_proxy *p);

@@ -6,6 +6,7 @@
  * port, counted on the client's MDS socket and on the server's), at the extents the layout gave. */
 #include "blkmap/blkmap.h"
 #include "client/pnfs.h"
+#include "tests/client/helpers.h"
 #include "tests/harness.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
@@ -82,7 +83,8 @@ static int suite_clean(void)
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
-static struct pnfs_context *client(const char *initiator, int mds_io)
+/* A client of the lab's MDS at port (0: the MDS's own), with opts's slots and timeout when given. */
+static struct pnfs_context *client_at(const char *initiator, int mds_io, int port, const struct pnfs_opts *tune)
 {
 	struct pnfs_opts o;
 	struct pnfs_context *ctx;
@@ -91,12 +93,16 @@ static struct pnfs_context *client(const char *initiator, int mds_io)
 	for (int i = 0; i < lab->nluns; i++)
 		urls[i] = lab->urls[i];
 	pnfs_opts_init(&o);
+	if (tune) {
+		o.slots = tune->slots;
+		o.timeout_ms = tune->timeout_ms;
+	}
 	o.devices = urls;
 	o.ndevices = (unsigned)lab->nluns;
 	o.initiator_name = initiator;
 	o.mds_io = mds_io;
 	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
-	if (pnfs_mount(ctx, "127.0.0.1", mds->port, "/") != 0) {
+	if (pnfs_mount(ctx, "127.0.0.1", port ? port : mds->port, "/") != 0) {
 		fprintf(stderr, "mount: %s\n", pnfs_get_error(ctx));
 		pnfs_context_destroy(ctx);
 		CU_FAIL_FATAL("mount");
@@ -104,9 +110,17 @@ static struct pnfs_context *client(const char *initiator, int mds_io)
 	return ctx;
 }
 
+static struct pnfs_context *client(const char *initiator, int mds_io)
+{
+	return client_at(initiator, mds_io, 0, NULL);
+}
+
 static void client_done(struct pnfs_context *ctx)
 {
-	CU_ASSERT_EQUAL(pnfs_umount(ctx), 0);
+	if (pnfs_umount(ctx) != 0) {
+		fprintf(stderr, "\n  umount: %s\n", pnfs_get_error(ctx));
+		CU_FAIL("umount");
+	}
 	pnfs_context_destroy(ctx);
 }
 
@@ -950,10 +964,104 @@ static void test_direct_path(void)
 	free(back);
 }
 
+/* ---- calls the MDS never answered -------------------------------------------------------------- */
+
+struct pending {
+	int done, ok, failed;
+};
+
+static void pending_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct pending *p = priv;
+	(void)ctx;
+	(void)data;
+	p->done++;
+	if (status >= 0)
+		p->ok++;
+	else
+		p->failed++;
+}
+
+/* Reads of 4 KiB at the given block numbers, all in flight at once; how many succeeded with the
+ * file's bytes, or -1 when they did not all finish in time. */
+static int reads_at_once(struct pnfs_context *ctx, struct pnfs_fh *fh, const char *data, const int *blocks, int n)
+{
+	struct pending p = { 0 };
+	char *back = calloc((size_t)n, 4096);
+	uint64_t t0 = ct_now_ms();
+	int good = 0;
+
+	for (int i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(pnfs_pread_async(ctx, fh, back + (size_t)i * 4096, 4096, (uint64_t)blocks[i] * 4096,
+						 pending_cb, &p), 0);
+	while (p.done < n && ct_now_ms() - t0 < 60000)
+		if (pnfs_run_once(ctx, 500) < 0)
+			break;
+	for (int i = 0; p.done == n && i < n; i++)
+		good += memcmp(back + (size_t)i * 4096, data + (size_t)blocks[i] * 4096, 4096) == 0;
+	free(back);
+	return p.done == n ? (p.ok == good ? good : -2) : -1;
+}
+
+/* Calls lost on the way to the MDS, or whose replies were lost, are given up (timed out across
+ * reconnects) on every slot of the session. Whether the MDS ran them is unknown to the client, yet
+ * every call after them succeeds: the session is kept, no slot is lost for good, and the reads
+ * return the file's bytes. */
+static void test_unanswered_calls(void)
+{
+	NEED_LAB();
+	static const int lost[4] = { 0, 1, 2, 3 }, same[4] = { 0, 1, 2, 3 }, other[4] = { 4, 5, 6, 7 };
+	struct ct_proxy *px = ct_proxy_start(mds->port);
+	const size_t len = 64 * 1024;
+	char *data = malloc(len);
+	struct pnfs_opts tune = { .slots = 4, .timeout_ms = 1000 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	test_fill_random(data, len, 61);
+	for (int mode = CT_PROXY_DROP_REQUESTS; mode <= CT_PROXY_DROP_REPLIES; mode++) {
+		struct pnfs_context *ctx = client_at(INITIATOR_A, 1, ct_proxy_port(px), &tune);
+		struct pnfs_fh *fh;
+		struct pnfs_stats st;
+		char back[4096];
+		int good;
+
+		CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/unanswered", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh), 0);
+		CU_ASSERT_EQUAL(pnfs_pwrite(ctx, fh, data, len, 0), (ssize_t)len);
+		CU_ASSERT_EQUAL(pnfs_fsync(ctx, fh), 0);
+		ct_proxy_drop(px, mode);
+		good = reads_at_once(ctx, fh, data, lost, 4);
+		CU_ASSERT_EQUAL(good, 0); /* all four given up */
+		ct_proxy_drop(px, CT_PROXY_PASS);
+		/* One at a time: each slot in turn settles. */
+		for (int i = 0; i < 8; i++) {
+			ssize_t got = pnfs_pread(ctx, fh, back, sizeof(back), (uint64_t)(8 + i) * 4096);
+			if (got != (ssize_t)sizeof(back))
+				fprintf(stderr, "\n  read %d after %s: %s\n", i,
+					mode == CT_PROXY_DROP_REQUESTS ? "lost requests" : "lost replies",
+					pnfs_get_error(ctx));
+			CU_ASSERT_EQUAL(got, (ssize_t)sizeof(back));
+			CU_ASSERT_EQUAL(memcmp(back, data + (size_t)(8 + i) * 4096, sizeof(back)), 0);
+		}
+		/* All slots at once, with the requests given up on them (same args) and others. */
+		CU_ASSERT_EQUAL(reads_at_once(ctx, fh, data, same, 4), 4);
+		CU_ASSERT_EQUAL(reads_at_once(ctx, fh, data, other, 4), 4);
+		pnfs_get_stats(ctx, &st);
+		CU_ASSERT(st.connects >= 2);
+		CU_ASSERT_EQUAL(st.clientid_recoveries, 0);
+		CU_ASSERT_EQUAL(st.session_recoveries, 0);
+		CU_ASSERT_EQUAL(pnfs_close(ctx, fh), 0);
+		CU_ASSERT_EQUAL(pnfs_unlink(ctx, "/unanswered"), 0);
+		client_done(ctx);
+	}
+	ct_proxy_stop(px);
+	free(data);
+}
+
 TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "sizes_0_to_512MiB_with_pnfs_cp", test_sizes },
 	   { "two_clients_disjoint_ranges", test_two_clients },
 	   { "recall_mid_copy_on_remove", test_recall_mid_copy },
 	   { "source_shrinks_mid_copy", test_source_shrinks },
 	   { "direct_path_512MiB", test_direct_path },
-	   { "destination_full", test_destination_full });
+	   { "destination_full", test_destination_full },
+	   { "unanswered_calls", test_unanswered_calls });
