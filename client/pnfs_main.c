@@ -8,13 +8,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -367,13 +369,15 @@ struct chunk {
 /* A copy's local file I/O, off the event loop: the loop keeps servicing the LUNs while a chunk is copied
  * out of or into the page cache (as long, for a chunk, as sending or receiving it). A copy in reads
  * its regular source here, a copy out writes its seekable destination. The thread takes chunks in
- * order from todo, reads or writes them, and puts them on done; the loop finishes them. */
+ * order from todo, reads or writes them, and puts them on done; the loop, woken through efd, finishes
+ * them. */
 struct localio {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct chunk *todo, *todo_tail, *done;
 	int fd, quit, running;
+	int efd;         /* eventfd: done went from empty to not */
 	int reading;     /* 1: chunks are read from fd (the source); 0: written to it (the destination) */
 	unsigned queued; /* chunks handed over and not yet finished by the loop (loop thread only) */
 };
@@ -483,6 +487,11 @@ static void *localio_main(void *arg)
 		pthread_mutex_lock(&w->lock);
 		c->io_next = w->done;
 		w->done = c;
+		if (!c->io_next) {
+			uint64_t one = 1;
+			if (write(w->efd, &one, sizeof(one)) < 0)
+				(void)0; /* the counter is full: the loop is already woken */
+		}
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -504,6 +513,9 @@ static void localio_start(struct copy *cp)
 	} else {
 		return;
 	}
+	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->efd < 0)
+		return;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	if (pthread_create(&w->thread, NULL, localio_main, w) == 0) {
@@ -511,6 +523,7 @@ static void localio_start(struct copy *cp)
 	} else {
 		pthread_mutex_destroy(&w->lock);
 		pthread_cond_destroy(&w->cond);
+		close(w->efd);
 	}
 }
 
@@ -527,6 +540,7 @@ static void localio_stop(struct copy *cp)
 	pthread_join(w->thread, NULL);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
+	close(w->efd);
 	w->running = 0;
 }
 
@@ -711,26 +725,38 @@ static void source_read(struct copy *cp, struct chunk *c, int got)
 	write_chunk(cp, c);
 }
 
+/* Wait for the servers' events and the local I/O thread's finished chunks, and handle them. */
 static int run_loops(struct copy *cp)
 {
-	struct pnfs_context *a = cp->src.remote ? cp->src.ctx : NULL, *b = cp->dst.remote ? cp->dst.ctx : NULL;
-	int rc;
+	struct pnfs_context *ctx[2] = { cp->src.remote ? cp->src.ctx : NULL, cp->dst.remote ? cp->dst.ctx : NULL };
+	struct pollfd p[3];
+	int n = 0, rc = 0, ie = -1;
 
-	if (cp->io.queued > 0) {
-		/* the thread's chunks come back without a loop event: look again soon */
-		rc = pnfs_run_once(a ? a : b, 1);
-		localio_reap(cp);
-		return rc;
+	if (ctx[1] == ctx[0])
+		ctx[1] = NULL;
+	for (int i = 0; i < 2; i++) {
+		if (!ctx[i])
+			continue;
+		p[n].fd = pnfs_get_fd(ctx[i]);
+		p[n].events = (short)pnfs_which_events(ctx[i]);
+		p[n++].revents = 0;
 	}
-	if (b == a)
-		b = NULL;
-	if (a && b) {
-		/* Two servers: poll both. */
-		rc = pnfs_run_once(a, 0);
-		if (rc == 0)
-			rc = pnfs_run_once(b, 20);
-	} else {
-		rc = pnfs_run_once(a ? a : b, 500);
+	if (cp->io.running) {
+		ie = n;
+		p[n].fd = cp->io.efd;
+		p[n].events = POLLIN;
+		p[n++].revents = 0;
+	}
+	if (poll(p, (nfds_t)n, 500) < 0 && errno != EINTR)
+		return -errno;
+	for (int i = 0, k = 0; i < 2; i++)
+		if (ctx[i] && rc == 0)
+			rc = pnfs_service(ctx[i], p[k++].revents);
+	if (ie >= 0 && p[ie].revents) {
+		uint64_t v;
+		if (read(cp->io.efd, &v, sizeof(v)) < 0)
+			v = 0; /* nothing to read: woken by an earlier count */
+		localio_reap(cp);
 	}
 	return rc;
 }
