@@ -452,6 +452,7 @@ static void watchdog(struct pnfs_context *ctx, struct pc_timer *t)
 		LOG_WARN("pnfs: no reply from %s:%d for %u ms; reconnecting", ctx->host, ctx->port,
 			 ctx->opts.timeout_ms);
 		pc_conn_close(ctx);
+		ctx->server_silent = 1;
 		pc_session_conn_lost(ctx, -ETIMEDOUT);
 		return;
 	}

@@ -247,6 +247,7 @@ static void conn_ready(struct pnfs_context *ctx, struct pc_watch *w, uint32_t re
 		if (err) {
 			pc_err(ctx, -err, "connect to %s:%d: %s", ctx->host, ctx->port, strerror(err));
 			ctx->last_conn_err = -err;
+			ctx->server_silent = 0;
 			pc_conn_close(ctx);
 			pc_session_conn_lost(ctx, -err);
 			return;

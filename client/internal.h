@@ -371,6 +371,7 @@ struct pnfs_context {
 	unsigned connect_failures;
 	struct pc_timer reconnect_timer;
 	int last_conn_err;
+	int server_silent;          /* the connection was dropped for want of any reply (watchdog) */
 
 	/* client and session */
 	enum pc_state state;

@@ -61,8 +61,12 @@ static void expire_waiters(struct pnfs_context *ctx)
 	int err = ctx->last_conn_err ? ctx->last_conn_err : -ETIMEDOUT;
 	char why[300];
 
-	snprintf(why, sizeof(why), "no connection to %s:%d for %u ms (%s)", ctx->host, ctx->port,
-		 ctx->opts.timeout_ms, strerror(-err));
+	if (ctx->server_silent)
+		snprintf(why, sizeof(why), "no reply from %s:%d for %u ms", ctx->host, ctx->port,
+			 ctx->opts.timeout_ms);
+	else
+		snprintf(why, sizeof(why), "no connection to %s:%d for %u ms (%s)", ctx->host, ctx->port,
+			 ctx->opts.timeout_ms, strerror(-err));
 	pc_compounds_expire(ctx, ctx->opts.timeout_ms, err, why);
 }
 
@@ -80,6 +84,7 @@ void pc_session_start(struct pnfs_context *ctx)
 	rc = pc_conn_open(ctx);
 	if (rc < 0) {
 		ctx->last_conn_err = rc;
+		ctx->server_silent = 0;
 		pc_session_conn_lost(ctx, rc);
 	}
 }
@@ -89,6 +94,7 @@ void pc_session_conn_up(struct pnfs_context *ctx)
 	ctx->connect_failures = 0;
 	ctx->connect_started_ms = 0;
 	ctx->last_conn_err = 0;
+	ctx->server_silent = 0;
 	if (ctx->have_session)
 		send_bind(ctx);
 	else if (ctx->have_clientid)

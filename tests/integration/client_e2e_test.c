@@ -968,23 +968,26 @@ static void test_direct_path(void)
 
 struct pending {
 	int done, ok, failed;
+	char err[300]; /* the last failure's text */
 };
 
 static void pending_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
 {
 	struct pending *p = priv;
-	(void)ctx;
 	(void)data;
 	p->done++;
-	if (status >= 0)
+	if (status >= 0) {
 		p->ok++;
-	else
+	} else {
 		p->failed++;
+		snprintf(p->err, sizeof(p->err), "%s", pnfs_get_error(ctx));
+	}
 }
 
 /* Reads of 4 KiB at the given block numbers, all in flight at once; how many succeeded with the
  * file's bytes, or -1 when they did not all finish in time. */
-static int reads_at_once(struct pnfs_context *ctx, struct pnfs_fh *fh, const char *data, const int *blocks, int n)
+static int reads_at_once(struct pnfs_context *ctx, struct pnfs_fh *fh, const char *data, const int *blocks, int n,
+			 char *err, size_t errlen)
 {
 	struct pending p = { 0 };
 	char *back = calloc((size_t)n, 4096);
@@ -1000,6 +1003,8 @@ static int reads_at_once(struct pnfs_context *ctx, struct pnfs_fh *fh, const cha
 	for (int i = 0; p.done == n && i < n; i++)
 		good += memcmp(back + (size_t)i * 4096, data + (size_t)blocks[i] * 4096, 4096) == 0;
 	free(back);
+	if (err)
+		snprintf(err, errlen, "%s", p.err);
 	return p.done == n ? (p.ok == good ? good : -2) : -1;
 }
 
@@ -1022,15 +1027,16 @@ static void test_unanswered_calls(void)
 		struct pnfs_context *ctx = client_at(INITIATOR_A, 1, ct_proxy_port(px), &tune);
 		struct pnfs_fh *fh;
 		struct pnfs_stats st;
-		char back[4096];
+		char back[4096], err[300];
 		int good;
 
 		CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/unanswered", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh), 0);
 		CU_ASSERT_EQUAL(pnfs_pwrite(ctx, fh, data, len, 0), (ssize_t)len);
 		CU_ASSERT_EQUAL(pnfs_fsync(ctx, fh), 0);
 		ct_proxy_drop(px, mode);
-		good = reads_at_once(ctx, fh, data, lost, 4);
-		CU_ASSERT_EQUAL(good, 0); /* all four given up */
+		good = reads_at_once(ctx, fh, data, lost, 4, err, sizeof(err));
+		CU_ASSERT_EQUAL(good, 0); /* all four given up, saying why */
+		CU_ASSERT_PTR_NOT_NULL(strstr(err, "no reply from 127.0.0.1:"));
 		ct_proxy_drop(px, CT_PROXY_PASS);
 		/* One at a time: each slot in turn settles. */
 		for (int i = 0; i < 8; i++) {
@@ -1043,8 +1049,8 @@ static void test_unanswered_calls(void)
 			CU_ASSERT_EQUAL(memcmp(back, data + (size_t)(8 + i) * 4096, sizeof(back)), 0);
 		}
 		/* All slots at once, with the requests given up on them (same args) and others. */
-		CU_ASSERT_EQUAL(reads_at_once(ctx, fh, data, same, 4), 4);
-		CU_ASSERT_EQUAL(reads_at_once(ctx, fh, data, other, 4), 4);
+		CU_ASSERT_EQUAL(reads_at_once(ctx, fh, data, same, 4, NULL, 0), 4);
+		CU_ASSERT_EQUAL(reads_at_once(ctx, fh, data, other, 4, NULL, 0), 4);
 		pnfs_get_stats(ctx, &st);
 		CU_ASSERT(st.connects >= 2);
 		CU_ASSERT_EQUAL(st.clientid_recoveries, 0);
