@@ -75,43 +75,41 @@ static void pile_up(struct fixture *f)
 	CU_ASSERT_TRUE(watching(f, MDS_EV_WRITE));
 }
 
+/* The peer reads everything; meanwhile either the event loop runs (the socket turns writable) or it
+ * never does and small replies keep coming, each writing out what the socket takes. Once nothing is
+ * queued the connection reads again and waits for nothing to write. */
+static void drain(struct fixture *f, int by_loop)
+{
+	for (int rounds = 0; f->conn->out_head && rounds < 100000; rounds++) {
+		peer_drain(f);
+		int rc = by_loop ? mds_loop_once(f->srv.loop, 100) : mds_conn_send(f->conn, "ok", 2);
+		CU_ASSERT_FATAL(rc >= 0);
+	}
+	peer_drain(f);
+	CU_ASSERT_PTR_NULL(f->conn->out_head);
+	CU_ASSERT_EQUAL(f->conn->out_bytes, 0);
+	CU_ASSERT_FALSE(f->conn->read_paused);
+	CU_ASSERT_TRUE(watching(f, MDS_EV_READ));
+	CU_ASSERT_FALSE(watching(f, MDS_EV_WRITE));
+}
+
 static void test_drained_by_later_replies(void)
 {
 	struct fixture f;
-	int rounds = 0;
 
 	CU_ASSERT_EQUAL_FATAL(fixture_up(&f), 0);
 	pile_up(&f);
-	/* The peer reads; the event loop never runs; small replies keep coming and each writes out
-	 * what the socket takes, until nothing is queued. */
-	while (f.conn->out_head && rounds++ < 100000) {
-		peer_drain(&f);
-		CU_ASSERT_EQUAL_FATAL(mds_conn_send(f.conn, "ok", 2), 0);
-	}
-	peer_drain(&f);
-	CU_ASSERT_PTR_NULL(f.conn->out_head);
-	CU_ASSERT_EQUAL(f.conn->out_bytes, 0);
-	CU_ASSERT_FALSE(f.conn->read_paused);
-	CU_ASSERT_TRUE(watching(&f, MDS_EV_READ));
-	CU_ASSERT_FALSE(watching(&f, MDS_EV_WRITE));
+	drain(&f, 0);
 	fixture_down(&f);
 }
 
 static void test_drained_by_the_loop(void)
 {
 	struct fixture f;
-	int rounds = 0;
 
 	CU_ASSERT_EQUAL_FATAL(fixture_up(&f), 0);
 	pile_up(&f);
-	while (f.conn->out_head && rounds++ < 100000) {
-		peer_drain(&f);
-		CU_ASSERT_EQUAL_FATAL(mds_loop_once(f.srv.loop, 100) < 0, 0);
-	}
-	CU_ASSERT_PTR_NULL(f.conn->out_head);
-	CU_ASSERT_FALSE(f.conn->read_paused);
-	CU_ASSERT_TRUE(watching(&f, MDS_EV_READ));
-	CU_ASSERT_FALSE(watching(&f, MDS_EV_WRITE));
+	drain(&f, 1);
 	/* The socket is read again: the peer closing is seen, and the connection goes. */
 	close(f.peer);
 	f.peer = -1;
