@@ -516,23 +516,32 @@ static void old_session_destroyed(struct pc_compound *c)
 	pc_compound_free(c);
 }
 
-/* The session is given up while the server still has it (its slots went astray): destroy it, or the
- * server keeps it, and its client ID with it, busy until the lease ends. */
-static void send_destroy_old_session(struct pnfs_context *ctx)
+/* Send DESTROY_SESSION for the current session, on its own (not in it): done gets the compound.
+ * Returns 0, or -ENOMEM (nothing sent, done not called). */
+static int send_destroy_session(struct pnfs_context *ctx, void (*done)(struct pc_compound *), void *priv)
 {
 	struct pc_compound *c = pc_compound_new(ctx, "DESTROY_SESSION %s:%d", ctx->host, ctx->port);
 	nfs_argop4 *op;
 
 	if (!c)
-		return;
+		return -ENOMEM;
 	c->nosession = 1;
 	c->setup = 1;
 	c->no_retry = 1;
-	c->done = old_session_destroyed;
+	c->priv = priv;
+	c->done = done;
 	op = pc_add(c, OP_DESTROY_SESSION);
 	if (op)
 		memcpy(op->nfs_argop4_u.opdestroy_session.dsa_sessionid, ctx->sessionid, sizeof(ctx->sessionid));
 	pc_submit(c);
+	return 0;
+}
+
+/* The session is given up while the server still has it (its slots went astray): destroy it, or the
+ * server keeps it, and its client ID with it, busy until the lease ends. */
+static void send_destroy_old_session(struct pnfs_context *ctx)
+{
+	(void)send_destroy_session(ctx, old_session_destroyed, NULL);
 }
 
 void pc_session_recover(struct pnfs_context *ctx, nfsstat4 why)
@@ -817,30 +826,12 @@ static void destroy_session_done(struct pc_compound *c)
 static void umount_files_closed(struct pnfs_context *ctx, int status, void *data, void *priv)
 {
 	struct umount_call *u = priv;
-	struct pc_compound *c;
-	nfs_argop4 *op;
 	(void)data;
 
 	if (status < 0 && u->status == 0)
 		u->status = status;
-	if (!ctx->have_session || !ctx->conn.connected) {
+	if (!ctx->have_session || !ctx->conn.connected || send_destroy_session(ctx, destroy_session_done, u) < 0)
 		umount_finish(u);
-		return;
-	}
-	c = pc_compound_new(ctx, "DESTROY_SESSION %s:%d", ctx->host, ctx->port);
-	if (!c) {
-		umount_finish(u);
-		return;
-	}
-	c->nosession = 1;
-	c->setup = 1;
-	c->no_retry = 1;
-	c->priv = u;
-	c->done = destroy_session_done;
-	op = pc_add(c, OP_DESTROY_SESSION);
-	if (op)
-		memcpy(op->nfs_argop4_u.opdestroy_session.dsa_sessionid, ctx->sessionid, sizeof(ctx->sessionid));
-	pc_submit(c);
 }
 
 static void umount_close_next(struct pnfs_context *ctx, int status, void *data, void *priv)
