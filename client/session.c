@@ -516,21 +516,33 @@ static void old_session_destroyed(struct pc_compound *c)
 	pc_compound_free(c);
 }
 
-/* Send DESTROY_SESSION for the current session, on its own (not in it): done gets the compound.
- * Returns 0, or -ENOMEM (nothing sent, done not called). */
-static int send_destroy_session(struct pnfs_context *ctx, void (*done)(struct pc_compound *), void *priv)
+/* A teardown call on its own, outside any session (DESTROY_SESSION, DESTROY_CLIENTID), not retried:
+ * *op is filled in by the caller, then pc_submit(). NULL when out of memory. */
+static struct pc_compound *teardown_call(struct pnfs_context *ctx, nfs_opnum4 opnum, const char *name,
+					 void (*done)(struct pc_compound *), void *priv, nfs_argop4 **op)
 {
-	struct pc_compound *c = pc_compound_new(ctx, "DESTROY_SESSION %s:%d", ctx->host, ctx->port);
-	nfs_argop4 *op;
+	struct pc_compound *c = pc_compound_new(ctx, "%s %s:%d", name, ctx->host, ctx->port);
 
 	if (!c)
-		return -ENOMEM;
+		return NULL;
 	c->nosession = 1;
 	c->setup = 1;
 	c->no_retry = 1;
 	c->priv = priv;
 	c->done = done;
-	op = pc_add(c, OP_DESTROY_SESSION);
+	*op = pc_add(c, opnum);
+	return c;
+}
+
+/* Send DESTROY_SESSION for the current session, on its own (not in it): done gets the compound.
+ * Returns 0, or -ENOMEM (nothing sent, done not called). */
+static int send_destroy_session(struct pnfs_context *ctx, void (*done)(struct pc_compound *), void *priv)
+{
+	nfs_argop4 *op;
+	struct pc_compound *c = teardown_call(ctx, OP_DESTROY_SESSION, "DESTROY_SESSION", done, priv, &op);
+
+	if (!c)
+		return -ENOMEM;
 	if (op)
 		memcpy(op->nfs_argop4_u.opdestroy_session.dsa_sessionid, ctx->sessionid, sizeof(ctx->sessionid));
 	pc_submit(c);
@@ -807,17 +819,11 @@ static void destroy_session_done(struct pc_compound *c)
 		umount_finish(u);
 		return;
 	}
-	d = pc_compound_new(ctx, "DESTROY_CLIENTID %s:%d", ctx->host, ctx->port);
+	d = teardown_call(ctx, OP_DESTROY_CLIENTID, "DESTROY_CLIENTID", destroy_clientid_done, u, &op);
 	if (!d) {
 		umount_finish(u);
 		return;
 	}
-	d->nosession = 1;
-	d->setup = 1;
-	d->no_retry = 1;
-	d->priv = u;
-	d->done = destroy_clientid_done;
-	op = pc_add(d, OP_DESTROY_CLIENTID);
 	if (op)
 		op->nfs_argop4_u.opdestroy_clientid.dca_clientid = ctx->clientid;
 	pc_submit(d);
