@@ -288,6 +288,8 @@ static int slot_acquire(struct pnfs_context *ctx, struct pc_compound *c)
 		limit = ctx->target_slots;
 	for (unsigned i = 0; i < limit; i++) {
 		struct pc_slot *s = &ctx->slots[i];
+		if (c->probe ? i != c->probe_slot : s->interrupted)
+			continue;
 		if (!s->c && !s->bad) {
 			s->c = c;
 			c->slot = (int)i;
@@ -299,10 +301,14 @@ static int slot_acquire(struct pnfs_context *ctx, struct pc_compound *c)
 	return -EBUSY;
 }
 
+static void complete(struct pc_compound *c);
+
 /* c was sent and is given up without a reply (its caller timed out across reconnects). Whether the
- * server ran it is unknown, so the slot's next request goes out with c's seqid (RFC 8881 2.10.6.1.3:
- * a server that never saw c takes it as new; one that ran c calls it a false or uncached retry, or
- * answers with c's cached reply, and the request is sent again with the seqid after). */
+ * server ran it is unknown, so no call may use the slot until a lone SEQUENCE on c's seqid settles it
+ * (RFC 8881 2.10.6.1.3): a server that never saw c takes the probe as new; one that ran c answers
+ * with a false or uncached retry, or with c's cached reply. Either way it then holds that seqid. A
+ * real call in the probe's place could be answered with c's cached reply by a server that does not
+ * compare a retry's arguments. */
 static void slot_abandon(struct pnfs_context *ctx, struct pc_compound *c)
 {
 	struct pc_slot *s;
@@ -311,37 +317,65 @@ static void slot_abandon(struct pnfs_context *ctx, struct pc_compound *c)
 		return;
 	s = &ctx->slots[c->slot];
 	s->seqid = c->seqid - 1;
+	if (!s->interrupted)
+		ctx->slots_in_doubt++;
 	s->interrupted = 1;
 }
 
-/* The first reply on an interrupted slot: did it answer this request, or the one given up? A reply
- * from the server's cache for the other one is told by its operations. Returns 1 when c must be sent
- * again on the next seqid. */
-static int slot_settle(struct pnfs_context *ctx, struct pc_compound *c, nfsstat4 seq_status)
+static void probe_done(struct pc_compound *p)
 {
-	struct pc_slot *s = c->slot >= 0 ? &ctx->slots[c->slot] : NULL;
-	int other = 0;
+	struct pnfs_context *ctx = p->ctx;
 
-	if (!s || !s->interrupted)
-		return 0;
-	if (seq_status == NFS4ERR_DELAY)
-		return 0; /* the old request still runs there: the slot stays in doubt */
-	if (seq_status == NFS4ERR_SEQ_FALSE_RETRY || seq_status == NFS4ERR_RETRY_UNCACHED_REP) {
-		other = 1;
-	} else if (seq_status == NFS4_OK) {
-		const nfs_resop4 *r = c->res.res.resarray.resarray_val;
-		uint32_t n = c->res.res.resarray.resarray_len;
-		if (n > c->nops)
-			other = 1;
-		for (uint32_t i = 1; !other && i < n; i++)
-			other = r[i].resop != c->ops[i].argop;
+	ctx->slots[p->probe_slot].probing = 0;
+	if (p->status < 0)
+		LOG_DEBUG("pnfs: %s:%d: slot %u not settled yet: %s", ctx->host, ctx->port, p->probe_slot,
+			  ctx->err);
+	pc_compound_free(p);
+}
+
+/* Queue a probe for every slot in doubt that has none out. */
+static void probe_slots(struct pnfs_context *ctx)
+{
+	for (unsigned i = 0; i < ctx->nslots; i++) {
+		struct pc_slot *s = &ctx->slots[i];
+		struct pc_compound *p;
+
+		if (!s->interrupted || s->probing || s->bad)
+			continue;
+		p = pc_compound_new(ctx, "SEQUENCE (slot %u in doubt) %s:%d", i, ctx->host, ctx->port);
+		if (!p)
+			return;
+		p->probe = 1;
+		p->probe_slot = i;
+		p->done = probe_done;
+		p->submitted_ms = pc_now_ms();
+		s->probing = 1;
+		ctx->ncompounds++;
+		q_wait_push(ctx, p, 1);
 	}
-	s->interrupted = 0;
-	if (!other)
+}
+
+/* A probe's answer that settles its slot (see slot_abandon). Returns 1 when p was completed. */
+static int probe_settled(struct pnfs_context *ctx, struct pc_compound *p, nfsstat4 seq_status)
+{
+	struct pc_slot *s;
+
+	if (!p->probe || p->slot < 0)
 		return 0;
-	LOG_DEBUG("pnfs: %s:%d: slot %d had run the request given up on it; resending", ctx->host, ctx->port,
-		  c->slot);
-	s->seqid = c->seqid;
+	if (seq_status != NFS4_OK && seq_status != NFS4ERR_SEQ_FALSE_RETRY &&
+	    seq_status != NFS4ERR_RETRY_UNCACHED_REP)
+		return 0;
+	s = &ctx->slots[p->slot];
+	s->seqid = p->seqid;
+	if (s->interrupted)
+		ctx->slots_in_doubt--;
+	s->interrupted = 0;
+	ctx->stats.slots_settled++;
+	LOG_DEBUG("pnfs: %s:%d: slot %d settled at seqid %u (%s)", ctx->host, ctx->port, p->slot, p->seqid,
+		  proto_nfsstat4_name(seq_status));
+	p->status = 0;
+	complete(p);
+	pc_compounds_kick(ctx);
 	return 1;
 }
 
@@ -527,8 +561,11 @@ static int may_send(struct pnfs_context *ctx, struct pc_compound *c)
 
 void pc_compounds_kick(struct pnfs_context *ctx)
 {
-	struct pc_compound *c = ctx->waitq_head, *next;
+	struct pc_compound *c, *next;
 
+	if (ctx->slots_in_doubt && ctx->state == PC_ST_READY && ctx->conn.connected)
+		probe_slots(ctx);
+	c = ctx->waitq_head;
 	for (; c; c = next) {
 		next = c->next;
 		if (!may_send(ctx, c))
@@ -627,11 +664,8 @@ static void sequence_failed(struct pnfs_context *ctx, struct pc_compound *c, nfs
 {
 	struct pc_slot *s = c->slot >= 0 ? &ctx->slots[c->slot] : NULL;
 
-	if (slot_settle(ctx, c, st)) {
-		requeue_front(ctx, c, 0);
-		pc_compounds_kick(ctx);
+	if (probe_settled(ctx, c, st))
 		return;
-	}
 	switch (st) {
 	case NFS4ERR_BADSESSION:
 	case NFS4ERR_DEADSESSION:
@@ -676,7 +710,7 @@ static void sequence_failed(struct pnfs_context *ctx, struct pc_compound *c, nfs
 				return;
 			}
 		}
-		if (c->retries++ < PC_STALE_RETRIES) {
+		if (!c->probe && c->retries++ < PC_STALE_RETRIES) {
 			requeue_front(ctx, c, 0);
 			pc_compounds_kick(ctx);
 			return;
@@ -750,11 +784,8 @@ void pc_rpc_reply(struct pnfs_context *ctx, void *rec, size_t len)
 			sequence_failed(ctx, c, seq->nfs_resop4_u.opsequence.sr_status);
 			return;
 		}
-		if (slot_settle(ctx, c, NFS4_OK)) {
-			requeue_front(ctx, c, 0);
-			pc_compounds_kick(ctx);
+		if (probe_settled(ctx, c, NFS4_OK))
 			return;
-		}
 		{
 			SEQUENCE4resok *ok = &seq->nfs_resop4_u.opsequence.SEQUENCE4res_u.sr_resok4;
 			uint32_t target = ok->sr_target_highest_slotid + 1;
@@ -856,7 +887,9 @@ void pc_compounds_session_lost(struct pnfs_context *ctx)
 		ctx->slots[i].seqid = 0;
 		ctx->slots[i].bad = 0;
 		ctx->slots[i].interrupted = 0;
+		ctx->slots[i].probing = 0;
 	}
+	ctx->slots_in_doubt = 0;
 }
 
 void pc_compounds_expire(struct pnfs_context *ctx, uint64_t max_age_ms, int err, const char *why)

@@ -116,6 +116,8 @@ struct pc_compound {
 	uint32_t seqid;
 	uint32_t xid;
 	int replay;                 /* resend on the same slot and seqid (session survived) */
+	int probe;                  /* a lone SEQUENCE settling slot probe_slot (see slot_abandon) */
+	unsigned probe_slot;
 	unsigned retries;
 	uint64_t submitted_ms;
 	enum pc_queue q;
@@ -184,6 +186,7 @@ struct pc_slot {
 	int bad;                    /* server rejected it: not used until a new session */
 	int interrupted;            /* the last request on it was given up without a reply: the server
 				     * may or may not have run it (see slot_abandon) */
+	int probing;                /* the SEQUENCE settling that is out */
 };
 
 #define PC_MAX_SLOTS 256
@@ -384,6 +387,7 @@ struct pnfs_context {
 	unsigned nslots;
 	unsigned target_slots;
 	struct pc_slot slots[PC_MAX_SLOTS];
+	unsigned slots_in_doubt;    /* slots with interrupted set */
 	struct pc_cb_slot cb_slots[PC_CB_SLOTS];
 	unsigned cb_nslots;
 	uint32_t cb_maxreq, cb_maxresp;

@@ -273,6 +273,7 @@ struct pnfs_stats {
 	uint64_t layout_waits;      /* reads and writes that had to wait for a LAYOUTGET */
 	uint64_t recalls, fallbacks, fenced;
 	uint64_t connects, session_recoveries, clientid_recoveries, replays;
+	uint64_t slots_settled;     /* slots whose call was given up unanswered, settled by a lone SEQUENCE */
 };
 void pnfs_get_stats(struct pnfs_context *ctx, struct pnfs_stats *st);
 

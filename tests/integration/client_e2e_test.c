@@ -1009,9 +1009,9 @@ static int reads_at_once(struct pnfs_context *ctx, struct pnfs_fh *fh, const cha
 }
 
 /* Calls lost on the way to the MDS, or whose replies were lost, are given up (timed out across
- * reconnects) on every slot of the session. Whether the MDS ran them is unknown to the client, yet
- * every call after them succeeds: the session is kept, no slot is lost for good, and the reads
- * return the file's bytes. */
+ * reconnects) on every slot of the session. Whether the MDS ran them is unknown to the client: each
+ * slot is settled by a lone SEQUENCE before a call uses it again, and every call after them
+ * succeeds: the session is kept, no slot is lost for good, and the reads return the file's bytes. */
 static void test_unanswered_calls(void)
 {
 	NEED_LAB();
@@ -1055,6 +1055,7 @@ static void test_unanswered_calls(void)
 		CU_ASSERT(st.connects >= 2);
 		CU_ASSERT_EQUAL(st.clientid_recoveries, 0);
 		CU_ASSERT_EQUAL(st.session_recoveries, 0);
+		CU_ASSERT_EQUAL(st.slots_settled, 4); /* one lone SEQUENCE per slot in doubt */
 		CU_ASSERT_EQUAL(pnfs_close(ctx, fh), 0);
 		CU_ASSERT_EQUAL(pnfs_unlink(ctx, "/unanswered"), 0);
 		client_done(ctx);
