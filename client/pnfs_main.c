@@ -781,11 +781,43 @@ static int run_loops(struct copy *cp)
 	return rc;
 }
 
+#define HUGE_BYTES (2u << 20)
+
+/* The chunks' memory, on 2 MiB boundaries and asking for huge pages where the kernel has them
+ * (transparent huge pages, "madvise" or "always"). Every fresh 4 KiB page costs a fault on its first
+ * touch, and on a VM whose hypervisor shadows the page tables each costs several microseconds more:
+ * 64 MiB of small pages took 100-290 ms to fault in here, a seventh of a 1 GiB copy, where huge pages
+ * took 6-70 ms. The memory is the copy's alone, so a huge page wastes nothing. */
+static int chunk_mem_alloc(char **mem)
+{
+	size_t len = (size_t)CHUNK_BYTES * DEPTH + HUGE_BYTES;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t a;
+
+	if (m == MAP_FAILED)
+		return -1;
+	a = ((uintptr_t)m + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1);
+	/* keep only the aligned part: the start of the map is where chunk_mem_free finds it */
+	if ((char *)a > m)
+		munmap(m, (size_t)((char *)a - m));
+	munmap((char *)a + (size_t)CHUNK_BYTES * DEPTH, (size_t)(m + len - ((char *)a + (size_t)CHUNK_BYTES * DEPTH)));
+#ifdef MADV_HUGEPAGE
+	(void)madvise((void *)a, (size_t)CHUNK_BYTES * DEPTH, MADV_HUGEPAGE);
+#endif
+	*mem = (char *)a;
+	return 0;
+}
+
+static void chunk_mem_free(char *mem)
+{
+	munmap(mem, (size_t)CHUNK_BYTES * DEPTH);
+}
+
 static int copy_run(struct copy *cp)
 {
 	char *mem = NULL;
 
-	if (posix_memalign((void **)&mem, 4096, (size_t)CHUNK_BYTES * DEPTH) != 0)
+	if (chunk_mem_alloc(&mem) < 0)
 		return -ENOMEM;
 	for (int i = 0; i < DEPTH; i++) {
 		cp->ch[i].cp = cp;
@@ -822,7 +854,7 @@ static int copy_run(struct copy *cp)
 			}
 	}
 	localio_stop(cp);
-	free(mem);
+	chunk_mem_free(mem);
 	return cp->err;
 }
 
