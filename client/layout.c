@@ -665,6 +665,13 @@ static void layoutget_done(struct pc_compound *c)
 		lo->trylater = 0;
 		result = pc_err(ctx, -EAGAIN, "%s: %s %d times in a row", c->what,
 				proto_nfsstat4_name(c->nfs_status), TRYLATER_MAX);
+		if (!lo->busy_noticed && fh) {
+			/* another client's layout (one it does not give back, or a client gone without a
+			 * backchannel, until the server revokes it) holds the range */
+			lo->busy_noticed = 1;
+			LOG_WARN("pnfs: %s: no layout after %d tries (%s); this I/O goes through the MDS",
+				 pc_path_show(ctx, fh->path), TRYLATER_MAX, proto_nfsstat4_name(c->nfs_status));
+		}
 		waiters_to_mds(lo); /* this I/O through the MDS; later ones try layouts again */
 		break;
 	case NFS4ERR_OLD_STATEID:

@@ -128,6 +128,7 @@ struct pc_layout {
 	int committing;
 	int returning;
 	unsigned trylater;          /* LAYOUTTRYLATER / RECALLCONFLICT in a row */
+	int busy_noticed;           /* told once that I/O went through the MDS for want of a layout */
 	struct pc_io *waitq;        /* I/O waiting for the layout to change */
 	struct pc_lock *locks;
 	struct pc_recall *recalls;

@@ -1064,6 +1064,61 @@ static void test_unanswered_calls(void)
 	free(data);
 }
 
+/* ---- a layout its holder never gives back ------------------------------------------------------ */
+
+/* A client holds the RW layout of a file and goes silent (its connection to the MDS, backchannel
+ * and all, loses everything), so the MDS can neither recall the layout nor revoke it before the
+ * holder's lease runs out. A copy into the file from another client is refused a layout (try later)
+ * until it gives up on layouts for that I/O: it says so in one line, writes through the MDS, and the
+ * file then holds its bytes. */
+static void test_layout_held_elsewhere(void)
+{
+	NEED_LAB();
+	struct ct_proxy *px = ct_proxy_start(mds->port);
+	struct pnfs_opts tune = { .timeout_ms = 60000 };
+	const size_t len = 1 * MIB;
+	char *data = malloc(len), *back = malloc(len), src[400], *stats = NULL;
+	struct pnfs_context *holder, *reader;
+	struct pnfs_fh *fh;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	holder = client_at(INITIATOR_A, 0, ct_proxy_port(px), &tune);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(holder);
+	test_fill_random(data, len, 71);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(holder, "/held", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_pwrite(holder, fh, data, len, 0), (ssize_t)len);
+	CU_ASSERT_EQUAL(pnfs_fsync(holder, fh), 0);
+	ct_proxy_drop(px, CT_PROXY_DROP_REQUESTS | CT_PROXY_DROP_REPLIES);
+
+	test_fill_random(data, len, 72);
+	snprintf(src, sizeof(src), "%s/held.src", shm);
+	CU_ASSERT_FATAL(write_file(src, data, len) == 0);
+	CU_ASSERT_EQUAL(pnfs_cp(src, url("/held"), &stats), 0);
+	if (!stats || !strstr(stats, "/held: no layout after 25 tries"))
+		fprintf(stderr, "\n  pnfs cp said: %s\n", stats ? stats : "(nothing)");
+	CU_ASSERT_PTR_NOT_NULL(stats ? strstr(stats, "/held: no layout after 25 tries") : NULL);
+	CU_ASSERT_PTR_NOT_NULL(stats ? strstr(stats, "this I/O goes through the MDS") : NULL);
+	CU_ASSERT(json_u64(stats, "mds_data_written") >= len);
+	free(stats);
+
+	/* The holder comes back: it is told to return the layout, and the file has the copy's bytes. */
+	ct_proxy_drop(px, CT_PROXY_PASS);
+	CU_ASSERT_EQUAL(pnfs_close(holder, fh), 0);
+	client_done(holder);
+	reader = client_at(INITIATOR_B, 0, mds->port, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(reader);
+	CU_ASSERT_EQUAL(pnfs_open(reader, "/held", O_RDONLY, 0, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_pread(reader, fh, back, len, 0), (ssize_t)len);
+	CU_ASSERT_EQUAL(memcmp(back, data, len), 0);
+	CU_ASSERT_EQUAL(pnfs_close(reader, fh), 0);
+	CU_ASSERT_EQUAL(pnfs_unlink(reader, "/held"), 0);
+	client_done(reader);
+	unlink(src);
+	ct_proxy_stop(px);
+	free(data);
+	free(back);
+}
+
 TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "sizes_0_to_512MiB_with_pnfs_cp", test_sizes },
 	   { "two_clients_disjoint_ranges", test_two_clients },
@@ -1071,4 +1126,5 @@ TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "source_shrinks_mid_copy", test_source_shrinks },
 	   { "direct_path_512MiB", test_direct_path },
 	   { "destination_full", test_destination_full },
-	   { "unanswered_calls", test_unanswered_calls });
+	   { "unanswered_calls", test_unanswered_calls },
+	   { "layout_held_elsewhere", test_layout_held_elsewhere });
