@@ -790,21 +790,21 @@ static int run_loops(struct copy *cp)
  * took 6-70 ms. The memory is the copy's alone, so a huge page wastes nothing. */
 static int chunk_mem_alloc(char **mem)
 {
-	size_t len = (size_t)CHUNK_BYTES * DEPTH + HUGE_BYTES;
-	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uintptr_t a;
+	const size_t want = (size_t)CHUNK_BYTES * DEPTH, len = want + HUGE_BYTES;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
 
 	if (m == MAP_FAILED)
 		return -1;
-	a = ((uintptr_t)m + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1);
-	/* keep only the aligned part: the start of the map is where chunk_mem_free finds it */
-	if ((char *)a > m)
-		munmap(m, (size_t)((char *)a - m));
-	munmap((char *)a + (size_t)CHUNK_BYTES * DEPTH, (size_t)(m + len - ((char *)a + (size_t)CHUNK_BYTES * DEPTH)));
+	a = (char *)(((uintptr_t)m + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
+	/* keep only the aligned part: chunk_mem_free finds the map at its start */
+	if (a > m)
+		munmap(m, (size_t)(a - m));
+	if (a + want < m + len)
+		munmap(a + want, (size_t)(m + len - (a + want)));
 #ifdef MADV_HUGEPAGE
-	(void)madvise((void *)a, (size_t)CHUNK_BYTES * DEPTH, MADV_HUGEPAGE);
+	(void)madvise(a, want, MADV_HUGEPAGE);
 #endif
-	*mem = (char *)a;
+	*mem = a;
 	return 0;
 }
 
