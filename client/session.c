@@ -549,13 +549,6 @@ static int send_destroy_session(struct pnfs_context *ctx, void (*done)(struct pc
 	return 0;
 }
 
-/* The session is given up while the server still has it (its slots went astray): destroy it, or the
- * server keeps it, and its client ID with it, busy until the lease ends. */
-static void send_destroy_old_session(struct pnfs_context *ctx)
-{
-	(void)send_destroy_session(ctx, old_session_destroyed, NULL);
-}
-
 void pc_session_recover(struct pnfs_context *ctx, nfsstat4 why)
 {
 	if (ctx->state != PC_ST_READY || !ctx->conn.connected)
@@ -575,8 +568,10 @@ void pc_session_recover(struct pnfs_context *ctx, nfsstat4 why)
 		return;
 	}
 	ctx->stats.session_recoveries++;
+	/* The server still has a session given up for its slots: destroy it, or it keeps the session,
+	 * and its client ID with it, busy until the lease ends. */
 	if (why != NFS4ERR_BADSESSION && why != NFS4ERR_DEADSESSION)
-		send_destroy_old_session(ctx);
+		(void)send_destroy_session(ctx, old_session_destroyed, NULL);
 	send_create_session(ctx);
 }
 
