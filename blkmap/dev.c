@@ -46,6 +46,50 @@ const char *bm_cmd_what(const struct bm_cmd *cmd, char *buf, size_t len)
 	return buf;
 }
 
+/* A fresh device for spec, linked into the context (an iSCSI login runs through the context's loop). */
+static struct blkmap_dev *dev_new(struct blkmap_ctx *ctx, const char *spec, unsigned flags)
+{
+	struct blkmap_dev *dev = calloc(1, sizeof(*dev));
+
+	if (!dev) {
+		bm_err(ctx, -ENOMEM, "blkmap: out of memory opening %s", spec);
+		return NULL;
+	}
+	dev->ctx = ctx;
+	dev->refs = 1;
+	dev->fd = -1;
+	dev->reg_fd = -1;
+	dev->src = (struct bm_src){ BM_SRC_DEV, dev };
+	dev->readonly = !!(flags & BLKMAP_OPEN_RDONLY);
+	dev->next = ctx->devs;
+	if (ctx->devs)
+		ctx->devs->prev = dev;
+	ctx->devs = dev;
+	return dev;
+}
+
+/* The device opened with rc: its transfer limit when it did; freed when it did not. */
+static int dev_opened(struct blkmap_dev *dev, int rc)
+{
+	if (rc < 0) {
+		dev->refs = 0;
+		bm_dev_destroy(dev);
+		return rc;
+	}
+	dev->max_xfer_bytes = dev->ctx->max_xfer_bytes;
+	if (dev->bl_max_bytes && dev->bl_max_bytes < dev->max_xfer_bytes)
+		dev->max_xfer_bytes = dev->bl_max_bytes;
+	dev->max_xfer_bytes -= dev->max_xfer_bytes % dev->block_bytes;
+	if (dev->max_xfer_bytes == 0)
+		dev->max_xfer_bytes = dev->block_bytes;
+	return 0;
+}
+
+static int is_iscsi(const char *spec)
+{
+	return strncmp(spec, "iscsi://", 8) == 0;
+}
+
 int blkmap_dev_open(struct blkmap_ctx *ctx, const char *spec, unsigned flags, struct blkmap_dev **out)
 {
 	struct blkmap_dev *dev;
@@ -54,37 +98,56 @@ int blkmap_dev_open(struct blkmap_ctx *ctx, const char *spec, unsigned flags, st
 	*out = NULL;
 	if (!spec || !*spec)
 		return bm_err(ctx, -EINVAL, "blkmap: empty device name");
-	dev = calloc(1, sizeof(*dev));
+	dev = dev_new(ctx, spec, flags);
 	if (!dev)
-		return bm_err(ctx, -ENOMEM, "blkmap: out of memory opening %s", spec);
-	dev->ctx = ctx;
-	dev->refs = 1;
-	dev->fd = -1;
-	dev->reg_fd = -1;
-	dev->src = (struct bm_src){ BM_SRC_DEV, dev };
-	dev->readonly = !!(flags & BLKMAP_OPEN_RDONLY);
-	/* link first: the iSCSI login runs through the context's loop */
-	dev->next = ctx->devs;
-	if (ctx->devs)
-		ctx->devs->prev = dev;
-	ctx->devs = dev;
-	if (strncmp(spec, "iscsi://", 8) == 0)
-		rc = bm_iscsi_open(dev, spec);
-	else
-		rc = bm_fdev_open(dev, spec, flags);
-	if (rc < 0) {
-		dev->refs = 0;
-		bm_dev_destroy(dev);
-		return rc;
+		return -ENOMEM;
+	rc = is_iscsi(spec) ? bm_iscsi_open(dev, spec) : bm_fdev_open(dev, spec, flags);
+	rc = dev_opened(dev, rc);
+	if (rc == 0)
+		*out = dev;
+	return rc;
+}
+
+unsigned bm_dev_open_many(struct blkmap_ctx *ctx, const char *const *specs, const unsigned *flags, unsigned n,
+			  struct blkmap_dev **out)
+{
+	struct blkmap_dev **devs = calloc(n ? n : 1, sizeof(*devs));
+	const char **urls = calloc(n ? n : 1, sizeof(*urls));
+	int *rcs = calloc(n ? n : 1, sizeof(*rcs));
+	unsigned *at = calloc(n ? n : 1, sizeof(*at)), k = 0, opened = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		out[i] = NULL;
+	if (!devs || !urls || !rcs || !at) {
+		/* no room to open them together: one after another */
+		for (unsigned i = 0; i < n; i++)
+			opened += blkmap_dev_open(ctx, specs[i], flags[i], &out[i]) == 0;
+		goto out;
 	}
-	dev->max_xfer_bytes = ctx->max_xfer_bytes;
-	if (dev->bl_max_bytes && dev->bl_max_bytes < dev->max_xfer_bytes)
-		dev->max_xfer_bytes = dev->bl_max_bytes;
-	dev->max_xfer_bytes -= dev->max_xfer_bytes % dev->block_bytes;
-	if (dev->max_xfer_bytes == 0)
-		dev->max_xfer_bytes = dev->block_bytes;
-	*out = dev;
-	return 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (!specs[i] || !is_iscsi(specs[i])) {
+			opened += blkmap_dev_open(ctx, specs[i], flags[i], &out[i]) == 0;
+			continue;
+		}
+		devs[k] = dev_new(ctx, specs[i], flags[i]);
+		if (!devs[k])
+			continue;
+		urls[k] = specs[i];
+		at[k++] = i;
+	}
+	bm_iscsi_open_many(devs, urls, rcs, k);
+	for (unsigned j = 0; j < k; j++) {
+		if (dev_opened(devs[j], rcs[j]) == 0) {
+			out[at[j]] = devs[j];
+			opened++;
+		}
+	}
+out:
+	free(devs);
+	free(urls);
+	free(rcs);
+	free(at);
+	return opened;
 }
 
 struct blkmap_dev *blkmap_dev_ref(struct blkmap_dev *dev)

@@ -65,38 +65,59 @@ void blkmap_cache_flush(struct blkmap_ctx *ctx)
 	bm_cache_free(ctx);
 }
 
-/* The cached candidate for spec, opened now if it is not cached. NULL when it cannot be opened. */
-static struct bm_cand *cand_get(struct blkmap_ctx *ctx, const char *spec)
+/* The candidates for specs (got[i] NULL where spec i cannot be opened: a controller LUN, a device we
+ * may not open), from the cache or opened now, the iSCSI LUNs all at once. Local devices are probed
+ * read-only (the host's own disks are among them); the one chosen is opened again for writing when
+ * it is bound. The caller's error is kept. */
+static void cands_get(struct blkmap_ctx *ctx, char *const *specs, unsigned n, struct bm_cand **got)
 {
-	struct bm_cand *c, **tail;
-	struct blkmap_dev *dev = NULL;
+	const char **todo = calloc(n ? n : 1, sizeof(*todo));
+	unsigned *flags = calloc(n ? n : 1, sizeof(*flags)), k = 0;
+	struct blkmap_dev **devs = calloc(n ? n : 1, sizeof(*devs));
+	struct bm_cand **tail;
 	char saved[sizeof(ctx->err)];
 
-	if (!ctx->cache) {
+	for (unsigned i = 0; i < n; i++)
+		got[i] = NULL;
+	if (!ctx->cache)
 		ctx->cache = calloc(1, sizeof(*ctx->cache));
-		if (!ctx->cache)
-			return NULL;
+	if (!ctx->cache || !todo || !flags || !devs)
+		goto out;
+	for (unsigned i = 0; i < n; i++) {
+		int known = 0;
+		for (struct bm_cand *c = ctx->cache->cands; c && !got[i]; c = c->next)
+			if (!strcmp(c->spec, specs[i]))
+				got[i] = c;
+		for (unsigned j = 0; j < k && !got[i] && !known; j++)
+			known = !strcmp(todo[j], specs[i]);
+		if (got[i] || known)
+			continue;
+		flags[k] = strncmp(specs[i], "iscsi://", 8) ? BLKMAP_OPEN_RDONLY : 0;
+		todo[k++] = specs[i];
 	}
-	for (tail = &ctx->cache->cands; (c = *tail); tail = &c->next)
-		if (!strcmp(c->spec, spec))
-			return c;
 	memcpy(saved, ctx->err, sizeof(saved));
-	/* local devices are probed read-only (the host's own disks are among them); the one chosen is
-	 * opened again for writing when it is bound */
-	if (blkmap_dev_open(ctx, spec, strncmp(spec, "iscsi://", 8) ? BLKMAP_OPEN_RDONLY : 0, &dev) < 0) {
-		/* not a candidate (a controller LUN, a device we may not open): keep the caller's error */
-		memcpy(ctx->err, saved, sizeof(saved));
-		return NULL;
+	bm_dev_open_many(ctx, todo, flags, k, devs);
+	memcpy(ctx->err, saved, sizeof(saved));
+	for (tail = &ctx->cache->cands; *tail; tail = &(*tail)->next)
+		;
+	for (unsigned j = 0; j < k; j++) {
+		struct bm_cand *c = devs[j] ? calloc(1, sizeof(*c)) : NULL;
+		if (!c) {
+			blkmap_dev_close(devs[j]);
+			continue;
+		}
+		snprintf(c->spec, sizeof(c->spec), "%s", todo[j]);
+		c->dev = devs[j];
+		*tail = c;
+		tail = &c->next;
+		for (unsigned i = 0; i < n; i++)
+			if (!got[i] && !strcmp(specs[i], todo[j]))
+				got[i] = c;
 	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		blkmap_dev_close(dev);
-		return NULL;
-	}
-	snprintf(c->spec, sizeof(c->spec), "%s", spec);
-	c->dev = dev;
-	*tail = c;
-	return c;
+out:
+	free(todo);
+	free(flags);
+	free(devs);
 }
 
 /* len bytes at off of the candidate, through the region cache */
@@ -470,7 +491,7 @@ int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct 
 {
 	struct blkmap_discover_opts none = { 0 };
 	struct blkmap_report *rep = calloc(1, sizeof(*rep));
-	struct bm_cand **cands = NULL, **chosen = NULL;
+	struct bm_cand **cands = NULL, **chosen = NULL, **got = NULL;
 	char **specs = NULL;
 	unsigned nspecs = 0, ncands = 0;
 	uint8_t *buf = NULL;
@@ -517,16 +538,18 @@ int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct 
 		local_devices(opts->sysfs_block ? opts->sysfs_block : "/sys/block", &specs, &nspecs);
 
 	cands = calloc(nspecs ? nspecs : 1, sizeof(*cands));
+	got = calloc(nspecs ? nspecs : 1, sizeof(*got));
 	chosen = calloc(vol->n, sizeof(*chosen));
 	buf = malloc(BLKMAP_MAX_SIG_BYTES);
 	rep->candidate_names = calloc(nspecs ? nspecs : 1, sizeof(char *));
 	rep->matches = calloc(vol->n, sizeof(*rep->matches));
-	if (!cands || !chosen || !buf || !rep->candidate_names || !rep->matches) {
+	if (!cands || !got || !chosen || !buf || !rep->candidate_names || !rep->matches) {
 		rc = bm_err(ctx, -ENOMEM, "out of memory");
 		goto out;
 	}
+	cands_get(ctx, specs, nspecs, got);
 	for (unsigned i = 0; i < nspecs; i++) {
-		struct bm_cand *c = cand_get(ctx, specs[i]);
+		struct bm_cand *c = got[i];
 		int dup = 0;
 		if (!c)
 			continue;
@@ -601,6 +624,7 @@ out:
 		free(specs[i]);
 	free(specs);
 	free(cands);
+	free(got);
 	free(chosen);
 	free(buf);
 	if (repp)

@@ -198,21 +198,91 @@ int blkmap_vol_pwrite(struct blkmap_vol *vol, const void *buf, size_t len, uint6
 	return vol_sync(vol, BM_OP_WRITE, (void *)buf, len, off_bytes);
 }
 
+/* The registrations of blkmap_vol_pr_register, all sent at once: one LUN's round trip, not their sum. */
+struct pr_reg {
+	unsigned leaf;
+	int status;
+	char err[300];
+	struct pr_regs *all;
+};
+
+struct pr_regs {
+	unsigned pending;
+	int issuing; /* still sending: a completion then does not end the wait */
+	int done;
+	struct pr_reg r[];
+};
+
+static void pr_reg_cb(struct blkmap_ctx *ctx, int status, void *priv)
+{
+	struct pr_reg *r = priv;
+
+	r->status = status;
+	if (status < 0)
+		snprintf(r->err, sizeof(r->err), "%s", blkmap_errstr(ctx));
+	if (--r->all->pending == 0 && !r->all->issuing)
+		r->all->done = 1;
+}
+
 int blkmap_vol_pr_register(struct blkmap_vol *vol)
 {
+	struct pr_regs *all;
+	struct blkmap_ctx *ctx = NULL;
+	unsigned n = 0;
+	int rc = 0;
+
 	for (unsigned i = 0; i < vol->n; i++) {
 		const struct bm_volent *e = &vol->v[i];
-		int rc;
 		if (e->type != BLKMAP_VOL_SCSI || !e->pr_key)
 			continue;
 		if (!e->dev)
 			return bm_vol_err(vol, -ENODEV, "volume %u (scsi) is not bound to a device", i);
-		rc = blkmap_pr_register(e->dev, 0, e->pr_key, 1);
-		if (rc < 0)
-			return bm_vol_err(vol, rc, "volume %u: %s", i,
-					  e->dev->ctx ? blkmap_errstr(e->dev->ctx) : "its blkmap context was destroyed");
+		if (!e->dev->ctx)
+			return bm_vol_err(vol, -ENODEV, "volume %u: its blkmap context was destroyed", i);
+		if (ctx && e->dev->ctx != ctx)
+			return bm_vol_err(vol, -EINVAL, "volume %u: its devices belong to different blkmap contexts", i);
+		ctx = e->dev->ctx;
+		n++;
 	}
-	return 0;
+	if (n == 0)
+		return 0;
+	if (ctx->depth > 0)
+		return bm_vol_err(vol, -EDEADLK, "blkmap: a sync call from inside a completion callback");
+	all = calloc(1, sizeof(*all) + n * sizeof(all->r[0]));
+	if (!all)
+		return bm_vol_err(vol, -ENOMEM, "out of memory");
+	all->issuing = 1;
+	n = 0;
+	for (unsigned i = 0; i < vol->n; i++) {
+		const struct bm_volent *e = &vol->v[i];
+		struct blkmap_pr_out a = { .action = BLKMAP_PR_REGISTER_AND_IGNORE, .sa_key = e->pr_key };
+		struct pr_reg *r = &all->r[n];
+		int sent;
+		if (e->type != BLKMAP_VOL_SCSI || !e->pr_key)
+			continue;
+		n++;
+		r->leaf = i;
+		r->all = all;
+		all->pending++;
+		sent = blkmap_pr_out_async(e->dev, &a, pr_reg_cb, r);
+		if (sent < 0) {
+			/* refused before it was queued: no callback comes */
+			r->status = sent;
+			snprintf(r->err, sizeof(r->err), "%s", blkmap_errstr(ctx));
+			all->pending--;
+		}
+	}
+	all->issuing = 0;
+	all->done = all->pending == 0;
+	rc = bm_wait(ctx, &all->done);
+	if (rc < 0)
+		/* the loop failed: the registrations still out keep their memory */
+		return bm_vol_err(vol, rc, "%s", blkmap_errstr(ctx));
+	for (unsigned k = 0; k < n && rc == 0; k++)
+		if (all->r[k].status < 0)
+			rc = bm_vol_err(vol, all->r[k].status, "volume %u: %s", all->r[k].leaf, all->r[k].err);
+	free(all);
+	return rc;
 }
 
 /* ---- cache flushes -------------------------------------------------------------------------------- */

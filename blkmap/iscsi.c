@@ -10,6 +10,7 @@
 #include <iscsi/iscsi.h>
 #include <iscsi/scsi-lowlevel.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -618,44 +619,81 @@ int bm_iscsi_send(struct bm_cmd *c)
 
 /* ---- open / close ----------------------------------------------------------------------------- */
 
-struct cdb_wait {
-	int done;
-	int status;
-	uint8_t *buf;
-	uint32_t got;
+/* Opening a LUN: the login, then the standard INQUIRY, the list of VPD pages, those of 0x80, 0x83 and
+ * 0xb0 the LUN has, and READ CAPACITY(16), one command after another. Every LUN being opened runs
+ * through these steps at the same time, each at its own pace: opening a volume's LUNs takes about
+ * as many round trips as opening one of them, not that many times their number. */
+enum probe_step { P_LOGIN, P_STD, P_PAGES, P_80, P_83, P_B0, P_CAP, P_DONE };
+
+struct probe {
+	struct blkmap_dev *dev;
+	enum probe_step step;
+	int busy;          /* the step's command is out */
+	int status;        /* and what it ended with */
+	uint32_t got;      /* bytes of its answer in buf */
+	uint8_t buf[4096];
+	char cmd_err[300]; /* why it failed */
+	int has_80, has_83, has_b0;
+	uint32_t max_blocks;
+	int rc;
+	char err[600];
 };
 
-static int cdb_finish(struct bm_req *req, struct bm_cmd *cmd)
+static void probe_fail(struct probe *p, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void probe_fail(struct probe *p, int rc, const char *fmt, ...)
 {
-	struct cdb_wait *w = req->out;
-	memcpy(w->buf, cmd->dbuf, cmd->dgot);
-	w->got = cmd->dgot;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(p->err, sizeof(p->err), fmt, ap);
+	va_end(ap);
+	p->rc = rc;
+	p->step = P_DONE;
+}
+
+/* The command's request outlives nothing: once the opening is over, dev->probe is NULL and a late
+ * completion (a device closed with the command still queued) finds no probe to write to. */
+static int probe_finish(struct bm_req *req, struct bm_cmd *cmd)
+{
+	struct probe *p = ((struct blkmap_dev *)req->out)->probe;
+
+	if (p) {
+		p->got = cmd->dgot < sizeof(p->buf) ? cmd->dgot : (uint32_t)sizeof(p->buf);
+		memcpy(p->buf, cmd->dbuf, p->got);
+	}
 	return 0;
 }
 
-static void cdb_cb(struct blkmap_ctx *ctx, int status, void *priv)
+static void probe_cb(struct blkmap_ctx *ctx, int status, void *priv)
 {
-	struct cdb_wait *w = priv;
-	(void)ctx;
-	w->status = status;
-	w->done = 1;
+	struct probe *p = ((struct blkmap_dev *)priv)->probe;
+
+	if (!p)
+		return;
+	p->status = status;
+	if (status < 0)
+		snprintf(p->cmd_err, sizeof(p->cmd_err), "%s", blkmap_errstr(ctx));
+	p->busy = 0;
 }
 
-/* One data-in CDB, sync. buf receives up to alloc bytes; *got the count. */
-static int cdb_in_sync(struct blkmap_dev *dev, void (*build)(struct bm_cmd *, int, int, uint16_t), int a, int b,
-		       uint8_t *buf, uint16_t alloc, uint32_t *got)
+/* Send the step's data-in command: READ CAPACITY(16) for P_CAP, else INQUIRY (evpd, page). */
+static void probe_send(struct probe *p, int evpd, int page, uint16_t alloc)
 {
-	struct cdb_wait w = { 0, 0, buf, 0 };
+	struct blkmap_dev *dev = p->dev;
 	struct bm_req *req = bm_req_new(dev->ctx);
 	struct bm_cmd *c;
-	int rc;
 
-	if (!req)
-		return -ENOMEM;
-	req->cmd_cb = cdb_cb;
-	req->priv = &w;
-	req->out = &w;
-	req->finish = cdb_finish;
+	p->got = 0;
+	if (!req) {
+		p->status = -ENOMEM;
+		snprintf(p->cmd_err, sizeof(p->cmd_err), "out of memory");
+		return;
+	}
+	req->cmd_cb = probe_cb;
+	req->priv = dev;
+	req->out = dev;
+	req->finish = probe_finish;
+	p->busy = 1;
 	c = bm_cmd_new(req, dev, BM_OP_CDB);
 	if (!c || !(c->dbuf = calloc(1, alloc))) {
 		if (c)
@@ -663,63 +701,129 @@ static int cdb_in_sync(struct blkmap_dev *dev, void (*build)(struct bm_cmd *, in
 		else
 			bm_req_fail_early(req, -ENOMEM, "%s: out of memory", dev->name);
 	} else {
-		build(c, a, b, alloc);
+		if (p->step == P_CAP)
+			bm_cdb_readcap16(c);
+		else
+			bm_cdb_inquiry(c, evpd, page, alloc);
 		c->dlen = alloc;
 		c->dir = 1;
 		bm_dev_enqueue(dev, c);
 		bm_dev_dispatch(dev);
 	}
 	bm_req_submit_done(req);
-	rc = bm_wait(dev->ctx, &w.done);
-	if (rc < 0)
-		return rc;
-	*got = w.got;
-	return w.status;
 }
 
-static void build_inquiry(struct bm_cmd *c, int evpd, int page, uint16_t alloc)
+/* Take the answer to the step just done and start the next one (nothing while a command is out or
+ * the login is under way). */
+static void probe_advance(struct probe *p)
 {
-	bm_cdb_inquiry(c, evpd, page, alloc);
-}
+	struct blkmap_dev *dev = p->dev;
 
-static void build_rc16(struct bm_cmd *c, int a, int b, uint16_t alloc)
-{
-	(void)a;
-	(void)b;
-	(void)alloc;
-	bm_cdb_readcap16(c);
-}
-
-static int wait_connected(struct blkmap_dev *dev)
-{
-	while (dev->state == BM_CONNECTING || dev->state == BM_RESTORING) {
-		int rc = blkmap_run_once(dev->ctx, 200);
-		if (rc < 0)
-			return rc;
+	if (p->step == P_DONE || p->busy)
+		return;
+	switch (p->step) {
+	case P_LOGIN:
+		if (dev->state == BM_CONNECTING || dev->state == BM_RESTORING)
+			return;
+		dev->opening = 0;
+		if (dev->state != BM_UP) {
+			probe_fail(p, -ECONNREFUSED, "%s: %s", dev->name,
+				   dev->down_reason[0] ? dev->down_reason : "login failed");
+			return;
+		}
+		p->step = P_STD;
+		probe_send(p, 0, 0, 96);
+		return;
+	case P_STD:
+		if (p->status < 0 || bm_parse_std_inquiry(p->buf, p->got, &dev->inq) < 0) {
+			probe_fail(p, p->status < 0 ? p->status : -EPROTO, "%s: INQUIRY failed: %s", dev->name,
+				   p->status < 0 ? p->cmd_err : "short response");
+			return;
+		}
+		dev->have_inq = 1;
+		if (dev->inq.device_type != 0) {
+			probe_fail(p, -ENOTBLK, "%s: peripheral device type 0x%02x is not a direct-access block device",
+				   dev->name, dev->inq.device_type);
+			return;
+		}
+		p->step = P_PAGES;
+		probe_send(p, 1, 0x00, 255);
+		return;
+	case P_PAGES:
+		if (p->status == 0 && p->got >= 4) {
+			for (uint32_t i = 4; i < p->got && i < 4u + p->buf[3]; i++) {
+				p->has_80 |= p->buf[i] == 0x80;
+				p->has_83 |= p->buf[i] == 0x83;
+				p->has_b0 |= p->buf[i] == 0xb0;
+			}
+		}
+		break;
+	case P_80:
+		if (p->status == 0)
+			bm_parse_vpd80(p->buf, p->got, &dev->inq);
+		break;
+	case P_83:
+		if (p->status == 0)
+			bm_parse_vpd83(p->buf, p->got, &dev->inq);
+		break;
+	case P_B0:
+		if (p->status < 0 || bm_parse_vpdb0(p->buf, p->got, &p->max_blocks) < 0)
+			p->max_blocks = 0;
+		break;
+	case P_CAP: {
+		uint64_t blocks = 0;
+		if (p->status < 0 || bm_parse_readcap16(p->buf, p->got, &blocks, &dev->block_bytes) < 0) {
+			probe_fail(p, p->status < 0 ? p->status : -EPROTO, "%s: READ CAPACITY(16) failed: %s", dev->name,
+				   p->status < 0 ? p->cmd_err : "bad response");
+			return;
+		}
+		dev->size_bytes = blocks * dev->block_bytes;
+		if (p->max_blocks && (uint64_t)p->max_blocks * dev->block_bytes < UINT32_MAX)
+			dev->bl_max_bytes = p->max_blocks * dev->block_bytes;
+		p->rc = 0;
+		p->step = P_DONE;
+		return;
 	}
-	return dev->state == BM_UP ? 0 : -1;
+	case P_DONE:
+		return;
+	}
+	/* the next VPD page the LUN lists, then the capacity */
+	for (p->step++; p->step < P_CAP; p->step++) {
+		if (p->step == P_80 && p->has_80) {
+			probe_send(p, 1, 0x80, 255);
+			return;
+		}
+		if (p->step == P_83 && p->has_83) {
+			probe_send(p, 1, 0x83, sizeof(p->buf));
+			return;
+		}
+		if (p->step == P_B0 && p->has_b0) {
+			probe_send(p, 1, 0xb0, 64);
+			return;
+		}
+	}
+	probe_send(p, 0, 0, 32);
 }
 
-int bm_iscsi_open(struct blkmap_dev *dev, const char *url)
+/* Parse the LUN's URL into dev and start its login. */
+static void probe_start(struct probe *p, const char *url)
 {
-	struct blkmap_ctx *ctx = dev->ctx;
+	struct blkmap_dev *dev = p->dev;
 	struct iscsi_context *tmp;
 	struct iscsi_url *u;
-	uint8_t *buf = NULL;
-	uint32_t got = 0, max_blocks = 0;
-	uint64_t blocks = 0;
-	int rc, has_b0 = 0, has_80 = 0, has_83 = 0;
 
 	dev->kind = BLKMAP_DEV_ISCSI;
-	tmp = iscsi_create_context(ctx->initiator);
-	if (!tmp)
-		return bm_err(ctx, -ENOMEM, "blkmap: cannot create an iSCSI context");
+	tmp = iscsi_create_context(dev->ctx->initiator);
+	if (!tmp) {
+		probe_fail(p, -ENOMEM, "blkmap: cannot create an iSCSI context");
+		return;
+	}
 	u = iscsi_parse_full_url(tmp, url);
 	if (!u) {
-		rc = bm_err(ctx, -EINVAL, "%s: not an iSCSI LUN URL (iscsi://[user%%pass@]host[:port]/target/lun): %s",
-			    url, iscsi_get_error(tmp));
+		probe_fail(p, -EINVAL, "%s: not an iSCSI LUN URL (iscsi://[user%%pass@]host[:port]/target/lun): %s", url,
+			   iscsi_get_error(tmp));
 		iscsi_destroy_context(tmp);
-		return rc;
+		return;
 	}
 	snprintf(dev->portal, sizeof(dev->portal), "%s", u->portal);
 	snprintf(dev->target, sizeof(dev->target), "%s", u->target);
@@ -741,58 +845,66 @@ int bm_iscsi_open(struct blkmap_dev *dev, const char *url)
 	dev->size_bytes = 0;
 	dev->backoff_ms = BACKOFF_FIRST_MS;
 	dev->opening = 1;
+	dev->probe = p;
+	p->step = P_LOGIN;
 	start_connect(dev);
-	rc = wait_connected(dev);
-	dev->opening = 0;
-	if (rc < 0 || dev->state != BM_UP) {
-		rc = bm_err(ctx, -ECONNREFUSED, "%s: %s", dev->name,
-			    dev->down_reason[0] ? dev->down_reason : "login failed");
-		goto out;
+}
+
+int bm_iscsi_open_many(struct blkmap_dev **devs, const char *const *urls, int *rcs, unsigned n)
+{
+	struct blkmap_ctx *ctx = n ? devs[0]->ctx : NULL;
+	struct probe *p;
+	int first = 0;
+
+	if (n == 0)
+		return 0;
+	if (ctx->depth > 0)
+		return bm_err(ctx, -EDEADLK, "blkmap: a sync open from inside a completion callback");
+	p = calloc(n, sizeof(*p));
+	if (!p)
+		return bm_err(ctx, -ENOMEM, "blkmap: out of memory opening %u devices", n);
+	for (unsigned i = 0; i < n; i++) {
+		p[i].dev = devs[i];
+		probe_start(&p[i], urls[i]);
 	}
-	buf = malloc(4096);
-	if (!buf) {
-		rc = bm_err(ctx, -ENOMEM, "%s: out of memory", dev->name);
-		goto out;
-	}
-	rc = cdb_in_sync(dev, build_inquiry, 0, 0, buf, 96, &got);
-	if (rc < 0 || bm_parse_std_inquiry(buf, got, &dev->inq) < 0) {
-		rc = bm_err(ctx, rc < 0 ? rc : -EPROTO, "%s: INQUIRY failed: %s", dev->name,
-			    rc < 0 ? blkmap_errstr(ctx) : "short response");
-		goto out;
-	}
-	dev->have_inq = 1;
-	if (dev->inq.device_type != 0) {
-		rc = bm_err(ctx, -ENOTBLK, "%s: peripheral device type 0x%02x is not a direct-access block device",
-			    dev->name, dev->inq.device_type);
-		goto out;
-	}
-	if (cdb_in_sync(dev, build_inquiry, 1, 0x00, buf, 255, &got) == 0 && got >= 4) {
-		for (uint32_t i = 4; i < got && i < 4u + buf[3]; i++) {
-			has_80 |= buf[i] == 0x80;
-			has_83 |= buf[i] == 0x83;
-			has_b0 |= buf[i] == 0xb0;
+	for (;;) {
+		int pending = 0, rc;
+		for (unsigned i = 0; i < n; i++) {
+			probe_advance(&p[i]);
+			pending |= p[i].step != P_DONE;
+		}
+		if (!pending)
+			break;
+		rc = blkmap_run_once(ctx, 200);
+		if (rc < 0) {
+			char why[300];
+			snprintf(why, sizeof(why), "%s", blkmap_errstr(ctx));
+			for (unsigned i = 0; i < n; i++)
+				if (p[i].step != P_DONE)
+					probe_fail(&p[i], rc, "%s: %s", devs[i]->name, why);
+			break;
 		}
 	}
-	if (has_80 && cdb_in_sync(dev, build_inquiry, 1, 0x80, buf, 255, &got) == 0)
-		bm_parse_vpd80(buf, got, &dev->inq);
-	if (has_83 && cdb_in_sync(dev, build_inquiry, 1, 0x83, buf, 4096, &got) == 0)
-		bm_parse_vpd83(buf, got, &dev->inq);
-	if (has_b0 && cdb_in_sync(dev, build_inquiry, 1, 0xb0, buf, 64, &got) == 0 &&
-	    bm_parse_vpdb0(buf, got, &max_blocks) == 0)
-		dev->bl_max_bytes = 0; /* set below once the block size is known */
-	rc = cdb_in_sync(dev, build_rc16, 0, 0, buf, 32, &got);
-	if (rc < 0 || bm_parse_readcap16(buf, got, &blocks, &dev->block_bytes) < 0) {
-		rc = bm_err(ctx, rc < 0 ? rc : -EPROTO, "%s: READ CAPACITY(16) failed: %s", dev->name,
-			    rc < 0 ? blkmap_errstr(ctx) : "bad response");
-		goto out;
+	for (unsigned i = 0; i < n; i++) {
+		devs[i]->probe = NULL;
+		devs[i]->opening = 0;
+		rcs[i] = p[i].rc;
 	}
-	dev->size_bytes = blocks * dev->block_bytes;
-	if (max_blocks && (uint64_t)max_blocks * dev->block_bytes < UINT32_MAX)
-		dev->bl_max_bytes = max_blocks * dev->block_bytes;
-	rc = 0;
-out:
-	free(buf);
-	return rc;
+	/* the context's error is the first failure's */
+	for (unsigned i = n; i-- > 0;) {
+		if (p[i].rc < 0) {
+			first = p[i].rc;
+			bm_err(ctx, p[i].rc, "%s", p[i].err);
+		}
+	}
+	free(p);
+	return first;
+}
+
+int bm_iscsi_open(struct blkmap_dev *dev, const char *url)
+{
+	int rc;
+	return bm_iscsi_open_many(&dev, &url, &rc, 1);
 }
 
 void bm_iscsi_close(struct blkmap_dev *dev)

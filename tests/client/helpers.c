@@ -194,6 +194,7 @@ struct ct_proxy {
 	int cut_req, stop_req, cut_done;
 	int drop; /* CT_PROXY_DROP_*: which direction's bytes are read and thrown away */
 	unsigned accepted;
+	unsigned hold; /* relay nothing until this many connections were accepted */
 };
 
 static int connect_local(int port)
@@ -228,11 +229,14 @@ static void *proxy_main(void *arg)
 
 	for (;;) {
 		struct pollfd pf[2 + 2 * CT_PROXY_MAX];
-		int n = 0;
+		int n = 0, held;
 
 		pf[n++] = (struct pollfd){ .fd = p->wake[0], .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = p->lfd, .events = POLLIN };
-		for (int i = 0; i < p->npairs; i++) {
+		pthread_mutex_lock(&p->mu);
+		held = p->accepted < p->hold;
+		pthread_mutex_unlock(&p->mu);
+		for (int i = 0; i < p->npairs && !held; i++) {
 			pf[n++] = (struct pollfd){ .fd = p->pairs[i][0], .events = POLLIN };
 			pf[n++] = (struct pollfd){ .fd = p->pairs[i][1], .events = POLLIN };
 		}
@@ -265,12 +269,14 @@ static void *proxy_main(void *arg)
 					p->pairs[p->npairs][0] = c;
 					p->pairs[p->npairs][1] = u;
 					p->npairs++;
+					pthread_mutex_lock(&p->mu);
 					p->accepted++;
+					pthread_mutex_unlock(&p->mu);
 				}
 			}
 			continue;
 		}
-		for (int i = 0; i < p->npairs; i++) {
+		for (int i = 0; i < p->npairs && !held; i++) {
 			for (int side = 0; side < 2; side++) {
 				struct pollfd *q = &pf[2 + 2 * i + side];
 				if (!q->revents)
@@ -344,6 +350,13 @@ int ct_proxy_port(const struct ct_proxy *p)
 unsigned ct_proxy_accepted(const struct ct_proxy *p)
 {
 	return p->accepted;
+}
+
+void ct_proxy_hold(struct ct_proxy *p, unsigned n)
+{
+	pthread_mutex_lock(&p->mu);
+	p->hold = n;
+	pthread_mutex_unlock(&p->mu);
 }
 
 int ct_proxy_cut(struct ct_proxy *p)

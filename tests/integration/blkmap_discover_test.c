@@ -1,10 +1,11 @@
 /* Discovery on a real lab: four labelled tgtd LUNs among two unlabelled decoys (one of them carrying
  * half a signature) are found by signature through SendTargets + REPORT LUNS whatever their order,
  * the cache spares a second resolve any device read, an unmatched volume is an error naming it, SCSI
- * volumes resolve by their VPD 0x83 designator, and the same LUN files behind loop devices are found
- * through the local block-device path. */
+ * volumes resolve by their VPD 0x83 designator, the same LUN files behind loop devices are found
+ * through the local block-device path, and a volume's LUNs are opened all at once. */
 #include "blkmap/internal.h"
 #include "tests/blkmap/helpers.h"
+#include "tests/client/helpers.h"
 #include "tests/harness.h"
 #include "tests/lab.h"
 
@@ -227,7 +228,56 @@ static void test_signatures_on_loop_devices(void)
 	lab_down(lab);
 }
 
+/* The candidate LUNs are opened at once: behind a relay that answers nobody until four connections
+ * are in, opening them one after another would wait out the login deadline on the first. */
+static void test_opens_at_once(void)
+{
+	struct test_lab *lab = lab_up(4, "8M", NULL);
+	struct ct_proxy *px;
+	struct blkmap_ctx *ctx;
+	struct blkmap_vol *vol;
+	struct blkmap_report *rep = NULL;
+	struct blkmap_discover_opts o = { 0 };
+	char urls[4][300];
+	const char *paths[4];
+	uint8_t runid[16];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	runid_fill(runid, 7);
+	for (int i = 0; i < 4; i++)
+		bmt_label_write(lab->files[i], LUN_BYTES, runid, (uint32_t)i);
+	px = ct_proxy_start(lab->port);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	ct_proxy_hold(px, 4);
+	for (int i = 0; i < 4; i++) {
+		snprintf(urls[i], sizeof(urls[i]), "iscsi://127.0.0.1:%d/%s/%d", ct_proxy_port(px), lab->iqn, i + 1);
+		paths[i] = urls[i];
+	}
+	o.paths = paths;
+	o.npaths = 4;
+	ctx = bmt_ctx(BMT_INITIATOR_A, 3000);
+	vol = bmt_pool_volume(runid, 4, 1 << 20, 6 << 20, 64 << 10);
+	CU_ASSERT_EQUAL(blkmap_resolve(ctx, vol, &o, &rep), 0);
+	if (rep) {
+		CU_ASSERT_EQUAL(rep->ncandidates, 4);
+		CU_ASSERT_EQUAL(rep->nmatches, 4);
+	}
+	CU_ASSERT_EQUAL(ct_proxy_accepted(px), 4);
+	for (unsigned k = 0; k < 4; k++) {
+		struct blkmap_dev *d = blkmap_vol_leaf_dev(vol, 2 * k);
+		CU_ASSERT_PTR_NOT_NULL(d);
+		if (d)
+			CU_ASSERT_STRING_EQUAL(blkmap_dev_name(d), urls[k]);
+	}
+	blkmap_report_free(rep);
+	blkmap_vol_free(vol);
+	blkmap_ctx_destroy(ctx);
+	ct_proxy_stop(px);
+	lab_down(lab);
+}
+
 TEST_SUITE(blkmap_discover, "integration/blkmap_discover", NULL, NULL,
 	   { "signatures_on_lab", test_signatures_on_lab },
 	   { "scsi_designators", test_scsi_designators },
-	   { "signatures_on_loop_devices", test_signatures_on_loop_devices });
+	   { "signatures_on_loop_devices", test_signatures_on_loop_devices },
+	   { "opens_at_once", test_opens_at_once });
