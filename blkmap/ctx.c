@@ -119,6 +119,8 @@ void blkmap_ctx_destroy(struct blkmap_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	/* every session at once, before the devices close one by one */
+	bm_iscsi_logout_all(ctx);
 	bm_cache_free(ctx);
 	/* Devices still open: their queued commands complete with -ECANCELED; references callers or
 	 * volumes still hold keep only the memory (every call on such a device returns -ENODEV). */

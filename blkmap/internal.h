@@ -106,6 +106,7 @@ struct blkmap_dev {
 	int lost;            /* session loss noticed inside a libiscsi callback */
 	int connect_result;  /* set by the connect callback: 1 ok, -1 failed */
 	int cancelling;      /* cancelling all tasks: callbacks only detach */
+	int logout;          /* 1: a logout is out (bm_iscsi_logout_all); 2: done or given up, close skips it */
 	char down_reason[300];
 	uint64_t pr_key;     /* registered through this device; restored after reconnect */
 	int no_preempt_abort; /* the target refused PREEMPT AND ABORT: PREEMPT is used */
@@ -227,6 +228,8 @@ int bm_iscsi_send(struct bm_cmd *cmd);
 void bm_iscsi_service(struct blkmap_dev *dev, uint32_t events);
 void bm_iscsi_tick(struct blkmap_dev *dev, int64_t now);
 void bm_iscsi_close(struct blkmap_dev *dev);
+/* Log out of every idle session of the context at once, bounded by a second. */
+void bm_iscsi_logout_all(struct blkmap_ctx *ctx);
 void bm_iscsi_kick(struct blkmap_dev *dev);
 
 /* fdev.c */

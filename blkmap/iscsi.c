@@ -6,6 +6,7 @@
 #include "blkmap/internal.h"
 #include "proto/log.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <iscsi/iscsi.h>
 #include <iscsi/scsi-lowlevel.h>
@@ -907,9 +908,81 @@ int bm_iscsi_open(struct blkmap_dev *dev, const char *url)
 	return bm_iscsi_open_many(&dev, &url, &rc, 1);
 }
 
+static void logout_cb(struct iscsi_context *isc, int status, void *data, void *priv)
+{
+	(void)isc;
+	(void)status;
+	(void)data;
+	((struct blkmap_dev *)priv)->logout = 2;
+}
+
+static int logout_idle(const struct blkmap_dev *dev)
+{
+	return dev->kind == BLKMAP_DEV_ISCSI && dev->isc && dev->state == BM_UP && !dev->infl_head && !dev->logout;
+}
+
+void bm_iscsi_logout_all(struct blkmap_ctx *ctx)
+{
+	struct blkmap_dev **devs;
+	struct pollfd *pf;
+	unsigned n = 0, *at;
+	int64_t deadline = bm_now_ms() + 1000;
+
+	if (ctx->depth > 0)
+		return;
+	for (struct blkmap_dev *d = ctx->devs; d; d = d->next)
+		n += logout_idle(d);
+	if (n < 2)
+		return; /* one session logs out as it closes */
+	devs = calloc(n, sizeof(*devs));
+	pf = calloc(n, sizeof(*pf));
+	at = calloc(n, sizeof(*at));
+	if (!devs || !pf || !at)
+		goto out;
+	n = 0;
+	for (struct blkmap_dev *d = ctx->devs; d; d = d->next) {
+		if (!logout_idle(d))
+			continue;
+		/* the session leaves the context's loop: its replies are read here, as a sync logout would */
+		bm_src_remove(d);
+		d->logout = 1;
+		if (iscsi_logout_async(d->isc, logout_cb, d) != 0)
+			d->logout = 2;
+		else
+			devs[n++] = d;
+	}
+	for (;;) {
+		unsigned k = 0;
+		int64_t left = deadline - bm_now_ms();
+		for (unsigned i = 0; i < n; i++) {
+			if (devs[i]->logout != 1)
+				continue;
+			pf[k].fd = iscsi_get_fd(devs[i]->isc);
+			pf[k].events = (short)iscsi_which_events(devs[i]->isc);
+			pf[k].revents = 0;
+			at[k++] = i;
+		}
+		if (k == 0 || left <= 0)
+			break;
+		if (poll(pf, k, (int)left) < 0 && errno != EINTR)
+			break;
+		for (unsigned j = 0; j < k; j++)
+			if (pf[j].revents && iscsi_service(devs[at[j]]->isc, pf[j].revents) < 0)
+				devs[at[j]]->logout = 2;
+	}
+out:
+	/* answered or not, no second logout when the devices close */
+	for (struct blkmap_dev *d = ctx->devs; d; d = d->next)
+		if (d->logout == 1)
+			d->logout = 2;
+	free(devs);
+	free(pf);
+	free(at);
+}
+
 void bm_iscsi_close(struct blkmap_dev *dev)
 {
-	if (dev->isc && dev->state == BM_UP) {
+	if (dev->isc && dev->state == BM_UP && !dev->logout) {
 		/* a polite logout when nothing is in flight; bounded, and skipped from callbacks */
 		if (!dev->infl_head && dev->ctx->depth == 0) {
 			iscsi_set_timeout(dev->isc, 1);
