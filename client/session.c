@@ -778,7 +778,9 @@ static void umount_finish(struct umount_call *u)
 {
 	struct pnfs_context *ctx = u->call.ctx;
 
-	set_state(ctx, PC_ST_FAILED);
+	/* the terminal state, as after a failure; said as what it is */
+	LOG_DEBUG("pnfs: %s:%d: %s -> unmounted", ctx->host, ctx->port, state_name(ctx->state));
+	ctx->state = PC_ST_FAILED;
 	pc_timer_cancel(ctx, &ctx->lease_timer);
 	pc_timer_cancel(ctx, &ctx->reconnect_timer);
 	pc_timer_cancel(ctx, &ctx->setup_timer);
