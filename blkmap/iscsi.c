@@ -859,11 +859,15 @@ int bm_iscsi_open_many(struct blkmap_dev **devs, const char *const *urls, int *r
 
 	if (n == 0)
 		return 0;
-	if (ctx->depth > 0)
-		return bm_err(ctx, -EDEADLK, "blkmap: a sync open from inside a completion callback");
-	p = calloc(n, sizeof(*p));
-	if (!p)
-		return bm_err(ctx, -ENOMEM, "blkmap: out of memory opening %u devices", n);
+	first = ctx->depth > 0 ? bm_err(ctx, -EDEADLK, "blkmap: a sync open from inside a completion callback") : 0;
+	p = first ? NULL : calloc(n, sizeof(*p));
+	if (!p) {
+		if (!first)
+			first = bm_err(ctx, -ENOMEM, "blkmap: out of memory opening %u devices", n);
+		for (unsigned i = 0; i < n; i++)
+			rcs[i] = first;
+		return first;
+	}
 	for (unsigned i = 0; i < n; i++) {
 		p[i].dev = devs[i];
 		probe_start(&p[i], urls[i]);

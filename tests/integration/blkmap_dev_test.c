@@ -193,9 +193,11 @@ static void test_async_queue_depth(void)
 }
 
 struct loop_state {
-	int done, failed, deadlk;
+	int done, failed, deadlk, resolve_refused;
 	struct blkmap_dev *dev;
 	unsigned char *buf;
+	struct blkmap_vol *vol; /* one leaf, on the LUN at url */
+	const char *url;
 };
 
 static void own_loop_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_result *res, void *priv)
@@ -208,6 +210,12 @@ static void own_loop_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_
 	/* a sync call from a callback would recurse into the loop: refused */
 	if (blkmap_dev_pread(s->dev, b, sizeof(b), 0) == -EDEADLK && strstr(blkmap_errstr(ctx), "callback"))
 		s->deadlk++;
+	/* so would opening LUNs to resolve a volume: it finds no device and binds nothing */
+	if (s->done == 1) {
+		struct blkmap_discover_opts o = { .paths = &s->url, .npaths = 1 };
+		if (blkmap_resolve(ctx, s->vol, &o, NULL) == -ENODEV && !blkmap_vol_leaf_dev(s->vol, 0))
+			s->resolve_refused++;
+	}
 }
 
 /* The way the server and the client drive blkmap: the context's one fd in their own poll loop. */
@@ -231,6 +239,12 @@ static void test_own_event_loop(void)
 	CU_ASSERT_EQUAL(blkmap_which_events(ctx), POLLIN);
 	s.buf = malloc((size_t)n * len);
 	test_fill_random(s.buf, (size_t)n * len, 8);
+	{
+		uint8_t runid[16];
+		test_fill_random(runid, sizeof(runid), 9);
+		s.vol = bmt_pool_volume(runid, 1, 1 << 20, 1 << 20, 64 << 10);
+		s.url = lab->urls[1];
+	}
 	for (int i = 0; i < n; i++) {
 		struct iovec iov = { s.buf + (size_t)i * len, len };
 		CU_ASSERT_EQUAL(blkmap_dev_writev_async(i % 2 ? d2 : s.dev, (uint64_t)(i / 2) * len, &iov, 1, own_loop_cb,
@@ -246,6 +260,8 @@ static void test_own_event_loop(void)
 	CU_ASSERT_EQUAL(s.done, n);
 	CU_ASSERT_EQUAL(s.failed, 0);
 	CU_ASSERT_EQUAL(s.deadlk, n);
+	CU_ASSERT_EQUAL(s.resolve_refused, 1);
+	blkmap_vol_free(s.vol);
 	CU_ASSERT_EQUAL(blkmap_outstanding(ctx), 0);
 	for (int i = 0; i < n; i++) {
 		CU_ASSERT_EQUAL(bmt_read_file(lab->files[i % 2], back, len, (uint64_t)(i / 2) * len), 0);
