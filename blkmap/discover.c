@@ -235,24 +235,6 @@ struct pstep {
 	uint32_t lunlen;
 };
 
-/* drive one libiscsi context until *done or the deadline */
-static int run_one(struct iscsi_context *isc, int *done, int64_t deadline)
-{
-	while (!*done) {
-		struct pollfd p = { .fd = iscsi_get_fd(isc), .events = (short)iscsi_which_events(isc) };
-		int64_t left = deadline - bm_now_ms();
-		int n;
-		if (left <= 0)
-			return -ETIMEDOUT;
-		n = poll(&p, 1, (int)(left > 200 ? 200 : left));
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		if (iscsi_service(isc, n > 0 ? p.revents : 0) < 0 && !*done)
-			return -EIO;
-	}
-	return 0;
-}
-
 static void step_cb(struct iscsi_context *isc, int status, void *data, void *priv)
 {
 	struct pstep *s = priv;
@@ -299,114 +281,256 @@ static void luns_cb(struct iscsi_context *isc, int status, void *data, void *pri
 		scsi_free_scsi_task(task);
 }
 
-static struct iscsi_context *portal_session(struct blkmap_ctx *ctx, const char *portal, const char *user,
-					    const char *pass, const char *target, int64_t deadline, char *why,
-					    size_t whylen)
-{
-	struct iscsi_context *isc = iscsi_create_context(ctx->initiator);
-	struct pstep s = { 0 };
+/* A portal as given: where to connect, the CHAP credentials, and (once asked) its targets. */
+struct portal {
+	const char *url;
+	char addr[300], user[256], pass[256], cred[600];
+	int rc;        /* 0, or why the portal gave no candidates (err) */
+	char err[700];
+	struct pstep disc; /* the SendTargets answer: the target names */
+};
 
-	if (!isc) {
-		snprintf(why, whylen, "cannot create an iSCSI context");
-		return NULL;
-	}
-	iscsi_set_session_type(isc, target ? ISCSI_SESSION_NORMAL : ISCSI_SESSION_DISCOVERY);
-	if (target)
-		iscsi_set_targetname(isc, target);
-	iscsi_set_header_digest(isc, ISCSI_HEADER_DIGEST_NONE_CRC32C);
-	if (user[0])
-		iscsi_set_initiator_username_pwd(isc, user, pass);
-	if (iscsi_connect_async(isc, portal, step_cb, &s) != 0 || run_one(isc, &s.done, deadline) < 0 ||
-	    s.status != SCSI_STATUS_GOOD) {
-		snprintf(why, whylen, "connect to %s: %s", portal, iscsi_get_error(isc));
-		goto fail;
-	}
-	s.done = 0;
-	if (iscsi_login_async(isc, step_cb, &s) != 0 || run_one(isc, &s.done, deadline) < 0 ||
-	    s.status != SCSI_STATUS_GOOD) {
-		snprintf(why, whylen, "login to %s%s%s: %s", portal, target ? " target " : "", target ? target : "",
-			 iscsi_get_error(isc));
-		goto fail;
-	}
-	return isc;
-fail:
-	iscsi_destroy_context(isc);
-	return NULL;
+/* One session with a portal: a SendTargets session (target NULL) or one to a target for its REPORT
+ * LUNS, each connect, login, question and logout a step; every session of a resolve runs at once. */
+enum job_step { J_CONNECT, J_LOGIN, J_ASK, J_LOGOUT, J_DONE };
+
+struct job {
+	struct portal *p;
+	const char *target;
+	struct iscsi_context *isc;
+	enum job_step step;
+	struct pstep st;   /* connect, login, logout */
+	struct pstep ask;  /* the question: SendTargets into p->disc, or REPORT LUNS here */
+	int rc;            /* 0 or -errno: no answer to the question */
+	char err[500];
+};
+
+static struct pstep *job_wait(struct job *j)
+{
+	return j->step == J_ASK ? (j->target ? &j->ask : &j->p->disc) : &j->st;
 }
 
-static void session_end(struct iscsi_context *isc, int64_t deadline)
+static void job_end(struct job *j)
 {
-	struct pstep s = { 0 };
-	if (iscsi_logout_async(isc, step_cb, &s) == 0)
-		run_one(isc, &s.done, deadline);
-	iscsi_destroy_context(isc);
+	if (j->isc)
+		iscsi_destroy_context(j->isc);
+	j->isc = NULL;
+	j->step = J_DONE;
 }
 
-/* Append candidate URLs for every data LUN behind the portal. Returns 0 or -errno (error text set). */
-static int portal_luns(struct blkmap_ctx *ctx, const char *url, char ***specs, unsigned *nspecs)
+static void job_fail(struct job *j, int rc, const char *what)
 {
-	struct iscsi_context *tmp = iscsi_create_context(ctx->initiator), *isc;
-	struct iscsi_url *u;
-	char portal[300], user[256], pass[256], cred[600] = "", why[400];
-	int64_t deadline = bm_now_ms() + ctx->timeout_ms;
-	struct pstep s = { 0 };
-	int rc = 0;
+	j->rc = rc;
+	snprintf(j->err, sizeof(j->err), "%s%s: %s", what, j->p->addr, iscsi_get_error(j->isc));
+	job_end(j);
+}
 
-	if (!tmp)
-		return bm_err(ctx, -ENOMEM, "out of memory");
-	u = iscsi_parse_portal_url(tmp, url);
-	if (!u) {
-		rc = bm_err(ctx, -EINVAL, "%s: not an iSCSI portal URL (iscsi://[user%%pass@]host[:port]): %s", url,
-			    iscsi_get_error(tmp));
-		iscsi_destroy_context(tmp);
-		return rc;
+static void job_start(struct blkmap_ctx *ctx, struct job *j)
+{
+	j->isc = iscsi_create_context(ctx->initiator);
+	if (!j->isc) {
+		j->rc = -ENOMEM;
+		snprintf(j->err, sizeof(j->err), "cannot create an iSCSI context");
+		j->step = J_DONE;
+		return;
 	}
-	snprintf(portal, sizeof(portal), "%s", u->portal);
-	snprintf(user, sizeof(user), "%s", u->user);
-	snprintf(pass, sizeof(pass), "%s", u->passwd);
-	iscsi_destroy_url(u);
-	iscsi_destroy_context(tmp);
-	if (user[0])
-		snprintf(cred, sizeof(cred), "%s%%%s@", user, pass);
+	iscsi_set_session_type(j->isc, j->target ? ISCSI_SESSION_NORMAL : ISCSI_SESSION_DISCOVERY);
+	if (j->target)
+		iscsi_set_targetname(j->isc, j->target);
+	iscsi_set_header_digest(j->isc, ISCSI_HEADER_DIGEST_NONE_CRC32C);
+	if (j->p->user[0])
+		iscsi_set_initiator_username_pwd(j->isc, j->p->user, j->p->pass);
+	j->step = J_CONNECT;
+	if (iscsi_connect_async(j->isc, j->p->addr, step_cb, &j->st) != 0)
+		job_fail(j, -ECONNREFUSED, "connect to ");
+}
 
-	isc = portal_session(ctx, portal, user, pass, NULL, deadline, why, sizeof(why));
-	if (!isc)
-		return bm_err(ctx, -ECONNREFUSED, "portal %s: %s", url, why);
-	if (iscsi_discovery_async(isc, disc_cb, &s) != 0 || run_one(isc, &s.done, deadline) < 0 ||
-	    s.status != SCSI_STATUS_GOOD) {
-		rc = bm_err(ctx, -EIO, "portal %s: SendTargets discovery failed: %s", url, iscsi_get_error(isc));
-		session_end(isc, deadline);
-		goto out;
+/* The step that ended leads to the next. */
+static void job_advance(struct job *j)
+{
+	struct pstep *w = job_wait(j);
+	int ok;
+
+	if (j->step == J_DONE || !w->done)
+		return;
+	ok = w->status == SCSI_STATUS_GOOD;
+	switch (j->step) {
+	case J_CONNECT:
+		if (!ok) {
+			job_fail(j, -ECONNREFUSED, "connect to ");
+			return;
+		}
+		j->st = (struct pstep){ 0 };
+		j->step = J_LOGIN;
+		if (iscsi_login_async(j->isc, step_cb, &j->st) != 0)
+			job_fail(j, -ECONNREFUSED, "login to ");
+		return;
+	case J_LOGIN:
+		if (!ok) {
+			job_fail(j, -ECONNREFUSED, "login to ");
+			return;
+		}
+		j->step = J_ASK;
+		if (j->target ? iscsi_reportluns_task(j->isc, 0, 16384, luns_cb, &j->ask) == NULL
+			      : iscsi_discovery_async(j->isc, disc_cb, &j->p->disc) != 0)
+			job_fail(j, -EIO, "a question to ");
+		return;
+	case J_ASK:
+		if (!ok) {
+			j->rc = -EIO;
+			snprintf(j->err, sizeof(j->err), "%s", iscsi_get_error(j->isc));
+		}
+		j->st = (struct pstep){ 0 };
+		j->step = J_LOGOUT;
+		if (iscsi_logout_async(j->isc, step_cb, &j->st) != 0)
+			job_end(j);
+		return;
+	case J_LOGOUT:
+	case J_DONE:
+		job_end(j);
+		return;
 	}
-	session_end(isc, deadline);
-	for (unsigned t = 0; t < s.ntargets; t++) {
-		struct pstep l = { 0 };
-		isc = portal_session(ctx, portal, user, pass, s.targets[t], deadline, why, sizeof(why));
-		if (!isc)
-			continue; /* a target that will not take us is no candidate */
-		if (iscsi_reportluns_task(isc, 0, 16384, luns_cb, &l) && run_one(isc, &l.done, deadline) == 0 &&
-		    l.status == SCSI_STATUS_GOOD && l.lunlen >= 8) {
-			uint32_t listlen = (uint32_t)l.luns[0] << 24 | (uint32_t)l.luns[1] << 16 | (uint32_t)l.luns[2] << 8 |
-					   l.luns[3];
-			for (uint32_t o = 8; o + 8 <= l.lunlen && o < 8 + (uint64_t)listlen; o += 8) {
+}
+
+/* Run the jobs' sessions together until every one is done or the deadline passes. */
+static void jobs_run(struct job *jobs, unsigned n, int64_t deadline)
+{
+	struct pollfd *pf = calloc(n ? n : 1, sizeof(*pf));
+	unsigned *at = calloc(n ? n : 1, sizeof(*at));
+
+	if (!pf || !at) {
+		for (unsigned i = 0; i < n; i++) {
+			if (jobs[i].step != J_DONE) {
+				jobs[i].rc = -ENOMEM;
+				snprintf(jobs[i].err, sizeof(jobs[i].err), "out of memory");
+				job_end(&jobs[i]);
+			}
+		}
+		n = 0;
+	}
+	for (;;) {
+		unsigned k = 0;
+		int64_t left = deadline - bm_now_ms();
+		for (unsigned i = 0; i < n; i++) {
+			job_advance(&jobs[i]);
+			if (jobs[i].step == J_DONE)
+				continue;
+			pf[k] = (struct pollfd){ .fd = iscsi_get_fd(jobs[i].isc),
+						 .events = (short)iscsi_which_events(jobs[i].isc) };
+			at[k++] = i;
+		}
+		if (k == 0)
+			break;
+		if (left <= 0) {
+			for (unsigned i = 0; i < n; i++) {
+				struct job *j = &jobs[i];
+				if (j->step == J_DONE)
+					continue;
+				if (j->step < J_LOGOUT) {
+					j->rc = -ETIMEDOUT;
+					snprintf(j->err, sizeof(j->err), "no answer from %s within the timeout", j->p->addr);
+				}
+				job_end(j);
+			}
+			break;
+		}
+		if (poll(pf, k, (int)(left > 200 ? 200 : left)) < 0 && errno != EINTR)
+			continue;
+		for (unsigned q = 0; q < k; q++) {
+			struct job *j = &jobs[at[q]];
+			if (iscsi_service(j->isc, pf[q].revents) < 0 && !job_wait(j)->done) {
+				/* the session broke: the step ends as failed */
+				job_wait(j)->status = -1;
+				job_wait(j)->done = 1;
+			}
+		}
+	}
+	free(pf);
+	free(at);
+}
+
+/* Append candidate URLs for every data LUN behind the portals (SendTargets, then REPORT LUNS of each
+ * target, every portal and target at once), in portal, target and LUN order. A portal that gives
+ * none has its rc and err set. */
+static void portals_luns(struct blkmap_ctx *ctx, struct portal *ps, unsigned np, char ***specs, unsigned *nspecs)
+{
+	struct job *jobs = calloc(np ? np : 1, sizeof(*jobs));
+	unsigned nj = 0;
+
+	for (unsigned i = 0; i < np; i++) {
+		struct portal *p = &ps[i];
+		struct iscsi_context *tmp = iscsi_create_context(ctx->initiator);
+		struct iscsi_url *u = tmp ? iscsi_parse_portal_url(tmp, p->url) : NULL;
+		if (!u) {
+			p->rc = -EINVAL;
+			snprintf(p->err, sizeof(p->err), "%s: not an iSCSI portal URL (iscsi://[user%%pass@]host[:port]): %s",
+				 p->url, tmp ? iscsi_get_error(tmp) : "out of memory");
+		} else {
+			snprintf(p->addr, sizeof(p->addr), "%s", u->portal);
+			snprintf(p->user, sizeof(p->user), "%s", u->user);
+			snprintf(p->pass, sizeof(p->pass), "%s", u->passwd);
+			if (p->user[0])
+				snprintf(p->cred, sizeof(p->cred), "%s%%%s@", p->user, p->pass);
+			iscsi_destroy_url(u);
+		}
+		if (tmp)
+			iscsi_destroy_context(tmp);
+		if (p->rc == 0 && !jobs) {
+			p->rc = -ENOMEM;
+			snprintf(p->err, sizeof(p->err), "portal %s: out of memory", p->url);
+		} else if (p->rc == 0) {
+			jobs[nj].p = p;
+			job_start(ctx, &jobs[nj++]);
+		}
+	}
+	jobs_run(jobs, nj, bm_now_ms() + ctx->timeout_ms);
+	for (unsigned k = 0; k < nj; k++) {
+		struct job *j = &jobs[k];
+		if (j->rc == 0)
+			continue;
+		j->p->rc = j->rc;
+		if (j->rc == -EIO && j->p->disc.done)
+			snprintf(j->p->err, sizeof(j->p->err), "portal %s: SendTargets discovery failed: %s", j->p->url,
+				 j->err);
+		else
+			snprintf(j->p->err, sizeof(j->p->err), "portal %s: %s", j->p->url, j->err);
+	}
+	free(jobs);
+	/* every target of every portal that answered, at once */
+	nj = 0;
+	for (unsigned i = 0; i < np; i++)
+		nj += ps[i].rc == 0 ? ps[i].disc.ntargets : 0;
+	jobs = calloc(nj ? nj : 1, sizeof(*jobs));
+	nj = 0;
+	for (unsigned i = 0; i < np && jobs; i++) {
+		for (unsigned t = 0; ps[i].rc == 0 && t < ps[i].disc.ntargets; t++) {
+			jobs[nj].p = &ps[i];
+			jobs[nj].target = ps[i].disc.targets[t];
+			job_start(ctx, &jobs[nj++]);
+		}
+	}
+	jobs_run(jobs, nj, bm_now_ms() + ctx->timeout_ms);
+	for (unsigned k = 0; k < nj; k++) {
+		/* a target that will not take us, or answer, is no candidate */
+		struct job *j = &jobs[k];
+		struct pstep *l = &j->ask;
+		if (j->rc == 0 && l->done && l->status == SCSI_STATUS_GOOD && l->lunlen >= 8) {
+			uint32_t listlen = (uint32_t)l->luns[0] << 24 | (uint32_t)l->luns[1] << 16 |
+					   (uint32_t)l->luns[2] << 8 | l->luns[3];
+			for (uint32_t o = 8; o + 8 <= l->lunlen && o < 8 + (uint64_t)listlen; o += 8) {
 				/* peripheral (00b) or flat (01b) addressing: 14-bit LUN */
-				unsigned lun = ((unsigned)(l.luns[o] & 0x3f) << 8) | l.luns[o + 1];
+				unsigned lun = ((unsigned)(l->luns[o] & 0x3f) << 8) | l->luns[o + 1];
 				char **n = realloc(*specs, (*nspecs + 1) * sizeof(*n));
 				if (!n)
 					break;
 				*specs = n;
-				if (asprintf(&n[*nspecs], "iscsi://%s%s/%s/%u", cred, portal, s.targets[t], lun) >= 0)
+				if (asprintf(&n[*nspecs], "iscsi://%s%s/%s/%u", j->p->cred, j->p->addr, j->target, lun) >= 0)
 					(*nspecs)++;
 			}
 		}
-		free(l.luns);
-		session_end(isc, deadline);
+		free(l->luns);
 	}
-out:
-	for (unsigned t = 0; t < s.ntargets; t++)
-		free(s.targets[t]);
-	free(s.targets);
-	return rc;
+	free(jobs);
 }
 
 /* ---- local block devices --------------------------------------------------------------------- */
@@ -518,9 +642,25 @@ int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct 
 		goto out;
 	}
 	/* a portal that does not answer is not fatal while the leaves are found elsewhere */
-	for (unsigned i = 0; i < opts->nportals; i++) {
-		if (portal_luns(ctx, opts->portals[i], &specs, &nspecs) < 0 && !portal_err[0])
-			snprintf(portal_err, sizeof(portal_err), "; %s", ctx->err);
+	if (opts->nportals) {
+		struct portal *ps = calloc(opts->nportals, sizeof(*ps));
+		if (!ps) {
+			rc = bm_err(ctx, -ENOMEM, "out of memory");
+			goto out;
+		}
+		for (unsigned i = 0; i < opts->nportals; i++)
+			ps[i].url = opts->portals[i];
+		portals_luns(ctx, ps, opts->nportals, &specs, &nspecs);
+		for (unsigned i = 0; i < opts->nportals; i++) {
+			if (ps[i].rc < 0 && !portal_err[0]) {
+				bm_err(ctx, ps[i].rc, "%s", ps[i].err);
+				snprintf(portal_err, sizeof(portal_err), "; %s", ps[i].err);
+			}
+			for (unsigned t = 0; t < ps[i].disc.ntargets; t++)
+				free(ps[i].disc.targets[t]);
+			free(ps[i].disc.targets);
+		}
+		free(ps);
 	}
 	rc = 0;
 	for (unsigned i = 0; i < opts->npaths; i++) {

@@ -195,6 +195,7 @@ struct ct_proxy {
 	int drop; /* CT_PROXY_DROP_*: which direction's bytes are read and thrown away */
 	unsigned accepted;
 	unsigned hold; /* relay nothing until this many connections were accepted */
+	struct ct_proxy *hold_peer; /* counted with this one's */
 };
 
 static int connect_local(int port)
@@ -233,14 +234,27 @@ static void *proxy_main(void *arg)
 
 		pf[n++] = (struct pollfd){ .fd = p->wake[0], .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = p->lfd, .events = POLLIN };
-		pthread_mutex_lock(&p->mu);
-		held = p->accepted < p->hold;
-		pthread_mutex_unlock(&p->mu);
+		{
+			struct ct_proxy *peer;
+			unsigned seen, hold;
+			pthread_mutex_lock(&p->mu);
+			seen = p->accepted;
+			hold = p->hold;
+			peer = p->hold_peer;
+			pthread_mutex_unlock(&p->mu);
+			if (peer) {
+				pthread_mutex_lock(&peer->mu);
+				seen += peer->accepted;
+				pthread_mutex_unlock(&peer->mu);
+			}
+			held = seen < hold;
+		}
 		for (int i = 0; i < p->npairs && !held; i++) {
 			pf[n++] = (struct pollfd){ .fd = p->pairs[i][0], .events = POLLIN };
 			pf[n++] = (struct pollfd){ .fd = p->pairs[i][1], .events = POLLIN };
 		}
-		if (poll(pf, (nfds_t)n, -1) < 0 && errno != EINTR)
+		/* held: look again soon, the peer's count may have moved */
+		if (poll(pf, (nfds_t)n, held ? 20 : -1) < 0 && errno != EINTR)
 			break;
 		if (pf[0].revents) {
 			char c;
@@ -354,8 +368,14 @@ unsigned ct_proxy_accepted(const struct ct_proxy *p)
 
 void ct_proxy_hold(struct ct_proxy *p, unsigned n)
 {
+	ct_proxy_hold_with(p, NULL, n);
+}
+
+void ct_proxy_hold_with(struct ct_proxy *p, struct ct_proxy *peer, unsigned n)
+{
 	pthread_mutex_lock(&p->mu);
 	p->hold = n;
+	p->hold_peer = peer;
 	pthread_mutex_unlock(&p->mu);
 }
 

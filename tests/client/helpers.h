@@ -43,6 +43,8 @@ unsigned ct_proxy_accepted(const struct ct_proxy *p);
 /* Relay no byte of any connection until n connections were accepted (a peer that opens them one
  * after another, waiting for each, gets no answer on the first). Call before the first connects. */
 void ct_proxy_hold(struct ct_proxy *p, unsigned n);
+/* The same, counting the connections peer accepted too (call it on both). */
+void ct_proxy_hold_with(struct ct_proxy *p, struct ct_proxy *peer, unsigned n);
 void ct_proxy_stop(struct ct_proxy *p);
 
 /* Whole-file helpers: 0 or -1. */

@@ -2,7 +2,8 @@
  * half a signature) are found by signature through SendTargets + REPORT LUNS whatever their order,
  * the cache spares a second resolve any device read, an unmatched volume is an error naming it, SCSI
  * volumes resolve by their VPD 0x83 designator, the same LUN files behind loop devices are found
- * through the local block-device path, and a volume's LUNs are opened all at once. */
+ * through the local block-device path, and a volume's LUNs are opened, and its portals asked, all at
+ * once. */
 #include "blkmap/internal.h"
 #include "tests/blkmap/helpers.h"
 #include "tests/client/helpers.h"
@@ -276,8 +277,56 @@ static void test_opens_at_once(void)
 	lab_down(lab);
 }
 
+/* Portals are asked at once too: two relays to the lab that answer nobody until both have a
+ * connection; asking one portal after the other would lose the first to the login deadline. */
+static void test_portals_at_once(void)
+{
+	struct test_lab *lab = lab_up(4, "8M", NULL);
+	struct ct_proxy *px[2];
+	struct blkmap_ctx *ctx;
+	struct blkmap_vol *vol;
+	struct blkmap_report *rep = NULL;
+	struct blkmap_discover_opts o = { 0 };
+	char portals[2][128];
+	const char *pp[2] = { portals[0], portals[1] };
+	uint8_t runid[16];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	runid_fill(runid, 8);
+	for (int i = 0; i < 4; i++)
+		bmt_label_write(lab->files[i], LUN_BYTES, runid, (uint32_t)i);
+	for (int k = 0; k < 2; k++) {
+		px[k] = ct_proxy_start(lab->port);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(px[k]);
+		snprintf(portals[k], sizeof(portals[k]), "iscsi://127.0.0.1:%d", ct_proxy_port(px[k]));
+	}
+	ct_proxy_hold_with(px[0], px[1], 2);
+	ct_proxy_hold_with(px[1], px[0], 2);
+	o.portals = pp;
+	o.nportals = 2;
+	ctx = bmt_ctx(BMT_INITIATOR_A, 3000);
+	vol = bmt_pool_volume(runid, 4, 1 << 20, 6 << 20, 64 << 10);
+	CU_ASSERT_EQUAL(blkmap_resolve(ctx, vol, &o, &rep), 0);
+	if (rep) {
+		/* every LUN through each portal, in portal order */
+		CU_ASSERT_EQUAL(rep->ncandidates, 8);
+		for (unsigned i = 0; i < rep->ncandidates && i < 8; i++)
+			CU_ASSERT_PTR_NOT_NULL(strstr(rep->candidate_names[i], portals[i / 4] + 8));
+		CU_ASSERT_EQUAL(rep->nmatches, 4);
+		for (unsigned k = 0; k < rep->nmatches; k++)
+			CU_ASSERT_EQUAL(rep->matches[k].also_matched, 1);
+	}
+	blkmap_report_free(rep);
+	blkmap_vol_free(vol);
+	blkmap_ctx_destroy(ctx);
+	ct_proxy_stop(px[0]);
+	ct_proxy_stop(px[1]);
+	lab_down(lab);
+}
+
 TEST_SUITE(blkmap_discover, "integration/blkmap_discover", NULL, NULL,
 	   { "signatures_on_lab", test_signatures_on_lab },
 	   { "scsi_designators", test_scsi_designators },
 	   { "signatures_on_loop_devices", test_signatures_on_loop_devices },
-	   { "opens_at_once", test_opens_at_once });
+	   { "opens_at_once", test_opens_at_once },
+	   { "portals_at_once", test_portals_at_once });
