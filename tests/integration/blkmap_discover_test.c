@@ -231,9 +231,21 @@ static void test_signatures_on_loop_devices(void)
 
 /* The candidate LUNs are opened at once: behind a relay that answers nobody until four connections
  * are in, opening them one after another would wait out the login deadline on the first. */
-static void test_opens_at_once(void)
+/* A lab of four LUNs carrying the labels 0-3 of a fresh run ID, in LUN order. */
+static struct test_lab *labelled_lab4(uint8_t runid[16], int salt)
 {
 	struct test_lab *lab = lab_up(4, "8M", NULL);
+
+	runid_fill(runid, salt);
+	for (int i = 0; lab && i < 4; i++)
+		bmt_label_write(lab->files[i], LUN_BYTES, runid, (uint32_t)i);
+	return lab;
+}
+
+static void test_opens_at_once(void)
+{
+	uint8_t runid[16];
+	struct test_lab *lab = labelled_lab4(runid, 7);
 	struct ct_proxy *px;
 	struct blkmap_ctx *ctx;
 	struct blkmap_vol *vol;
@@ -241,12 +253,8 @@ static void test_opens_at_once(void)
 	struct blkmap_discover_opts o = { 0 };
 	char urls[4][300];
 	const char *paths[4];
-	uint8_t runid[16];
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	runid_fill(runid, 7);
-	for (int i = 0; i < 4; i++)
-		bmt_label_write(lab->files[i], LUN_BYTES, runid, (uint32_t)i);
 	px = ct_proxy_start(lab->port);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
 	ct_proxy_hold(px, 4);
@@ -281,7 +289,8 @@ static void test_opens_at_once(void)
  * connection; asking one portal after the other would lose the first to the login deadline. */
 static void test_portals_at_once(void)
 {
-	struct test_lab *lab = lab_up(4, "8M", NULL);
+	uint8_t runid[16];
+	struct test_lab *lab = labelled_lab4(runid, 8);
 	struct ct_proxy *px[2];
 	struct blkmap_ctx *ctx;
 	struct blkmap_vol *vol;
@@ -289,12 +298,8 @@ static void test_portals_at_once(void)
 	struct blkmap_discover_opts o = { 0 };
 	char portals[2][128];
 	const char *pp[2] = { portals[0], portals[1] };
-	uint8_t runid[16];
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	runid_fill(runid, 8);
-	for (int i = 0; i < 4; i++)
-		bmt_label_write(lab->files[i], LUN_BYTES, runid, (uint32_t)i);
 	for (int k = 0; k < 2; k++) {
 		px[k] = ct_proxy_start(lab->port);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(px[k]);
