@@ -29,6 +29,8 @@ struct bm_cand {
 	struct blkmap_dev *dev;
 	struct bm_region *regions;
 	unsigned reads; /* device reads done for this candidate (tests look at the cache through this) */
+	int read_rc;    /* the last read's failure (0: none): a resolve that finds nothing says it */
+	char read_err[400];
 };
 
 struct bm_cache {
@@ -151,7 +153,9 @@ static int cand_read(struct bm_cand *c, uint64_t off, uint32_t len, uint8_t *out
 	}
 	rc = blkmap_dev_pread(c->dev, r->data, a1 - a0, a0);
 	c->reads++;
+	c->read_rc = rc < 0 ? rc : 0;
 	if (rc < 0) {
+		snprintf(c->read_err, sizeof(c->read_err), "%s", blkmap_errstr(c->dev->ctx));
 		free(r->data);
 		free(r);
 		return rc;
@@ -723,8 +727,14 @@ int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct 
 			}
 		}
 		if (!chosen[i]) {
-			rc = bm_err(ctx, -ENODEV, "volume %u (%s, %s) matched none of the %u candidate devices%s", i,
-				    bm_vol_type_name(e->type), m->how, ncands, portal_err);
+			/* a candidate whose bytes could not be read may be the one (a reservation keeping this
+			 * initiator out, a LUN gone): say so */
+			char unread[sizeof(cands[0]->read_err) + 40] = "";
+			for (unsigned k = 0; k < ncands && !unread[0]; k++)
+				if (cands[k]->read_rc < 0)
+					snprintf(unread, sizeof(unread), "; a candidate could not be read: %s", cands[k]->read_err);
+			rc = bm_err(ctx, -ENODEV, "volume %u (%s, %s) matched none of the %u candidate devices%s%s", i,
+				    bm_vol_type_name(e->type), m->how, ncands, unread, portal_err);
 			goto out;
 		}
 		for (unsigned j = 0; j < i; j++) {

@@ -1,7 +1,8 @@
 /* SCSI persistent reservations through blkmap against tgtd, as the MDS fences and clients register:
  * REGISTER, RESERVE Exclusive Access - Registrants Only, an unregistered initiator refused with a
  * RESERVATION CONFLICT (-EBADE), PREEMPT AND ABORT fencing a registered one (its UNIT ATTENTION
- * consumed), CLEAR, and a registration that survives a session drop only while the key is listed. */
+ * consumed), CLEAR, a resolve kept out by the reservation saying so, and a registration that
+ * survives a session drop only while the key is listed. */
 #include "tests/blkmap/helpers.h"
 #include "tests/harness.h"
 #include "tests/lab.h"
@@ -61,6 +62,21 @@ static void test_register_reserve_fence(void)
 	CU_ASSERT_EQUAL(blkmap_dev_pread(c, back, sizeof(back), 0), -EBADE);
 	CU_ASSERT_EQUAL(bmt_read_file(lab->files[0], back, sizeof(back), 0), 0);
 	CU_ASSERT(memcmp(back, buf, sizeof(buf)) != 0);
+	/* nor find a volume on it by its label: the resolve says the LUN could not be read, and why */
+	{
+		const char *paths[1] = { lab->urls[0] };
+		struct blkmap_discover_opts o = { .paths = paths, .npaths = 1 };
+		struct blkmap_vol *vol;
+		uint8_t runid[16];
+		test_fill_random(runid, sizeof(runid), 3);
+		bmt_label_write(lab->files[0], 8 << 20, runid, 0);
+		vol = bmt_pool_volume(runid, 1, 1 << 20, 6 << 20, 64 << 10);
+		CU_ASSERT_EQUAL(blkmap_resolve(client, vol, &o, NULL), -ENODEV);
+		CU_ASSERT_PTR_NOT_NULL(strstr(blkmap_errstr(client), "matched none of the 1 candidate devices; a candidate "
+								     "could not be read: "));
+		CU_ASSERT_PTR_NOT_NULL(strstr(blkmap_errstr(client), "RESERVATION CONFLICT"));
+		blkmap_vol_free(vol);
+	}
 
 	/* registered, the client writes */
 	CU_ASSERT_EQUAL(blkmap_pr_register(c, 0, KEY_CLIENT, 1), 0);
