@@ -98,6 +98,12 @@ enum blkmap_dev_kind {
  * -ENOTBLK. Sync (bounded by the command timeout; not from inside a completion callback: -EDEADLK).
  * Caller releases with blkmap_dev_close(). */
 int blkmap_dev_open(struct blkmap_ctx *ctx, const char *spec, unsigned flags, struct blkmap_dev **out);
+/* Open n devices at once: iSCSI LUNs log in and are probed side by side (N LUNs open in about the
+ * round trips of one), others are opened in turn. flags: one per spec, or NULL for 0 each. out[i]
+ * is the device, or NULL; errs, when not NULL, is n buffers of errlen bytes, one after another,
+ * each holding why its device did not open ("" for those that did). Returns how many opened. */
+unsigned blkmap_dev_open_many(struct blkmap_ctx *ctx, const char *const *specs, const unsigned *flags, unsigned n,
+			      struct blkmap_dev **out, char *errs, size_t errlen);
 
 /* Devices are reference counted: blkmap_dev_ref() takes another reference, blkmap_dev_close() drops
  * one; the last one closes the session or fd (outstanding commands complete with -ECANCELED). Closing

@@ -108,44 +108,54 @@ int blkmap_dev_open(struct blkmap_ctx *ctx, const char *spec, unsigned flags, st
 	return rc;
 }
 
-unsigned bm_dev_open_many(struct blkmap_ctx *ctx, const char *const *specs, const unsigned *flags, unsigned n,
-			  struct blkmap_dev **out)
+unsigned blkmap_dev_open_many(struct blkmap_ctx *ctx, const char *const *specs, const unsigned *flags, unsigned n,
+			      struct blkmap_dev **out, char *errs, size_t errlen)
 {
 	struct blkmap_dev **devs = calloc(n ? n : 1, sizeof(*devs));
 	const char **urls = calloc(n ? n : 1, sizeof(*urls));
 	int *rcs = calloc(n ? n : 1, sizeof(*rcs));
+	char **why = calloc(n ? n : 1, sizeof(*why));
 	unsigned *at = calloc(n ? n : 1, sizeof(*at)), k = 0, opened = 0;
+	int together = devs && urls && rcs && why && at;
 
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		out[i] = NULL;
-	if (!devs || !urls || !rcs || !at) {
-		/* no room to open them together: one after another */
-		for (unsigned i = 0; i < n; i++)
-			opened += blkmap_dev_open(ctx, specs[i], flags[i], &out[i]) == 0;
-		goto out;
+		if (errs && errlen)
+			errs[(size_t)i * errlen] = 0;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		if (!specs[i] || !is_iscsi(specs[i])) {
-			opened += blkmap_dev_open(ctx, specs[i], flags[i], &out[i]) == 0;
+		unsigned fl = flags ? flags[i] : 0;
+		char *err = errs && errlen ? errs + (size_t)i * errlen : NULL;
+		/* without the room to open them together, one after another */
+		if (!together || !specs[i] || !is_iscsi(specs[i])) {
+			if (blkmap_dev_open(ctx, specs[i], fl, &out[i]) == 0)
+				opened++;
+			else if (err)
+				snprintf(err, errlen, "%s", blkmap_errstr(ctx));
 			continue;
 		}
-		devs[k] = dev_new(ctx, specs[i], flags[i]);
-		if (!devs[k])
+		devs[k] = dev_new(ctx, specs[i], fl);
+		if (!devs[k]) {
+			if (err)
+				snprintf(err, errlen, "%s", blkmap_errstr(ctx));
 			continue;
+		}
 		urls[k] = specs[i];
+		why[k] = err;
 		at[k++] = i;
 	}
-	bm_iscsi_open_many(devs, urls, rcs, k);
+	if (k)
+		bm_iscsi_open_many(devs, urls, rcs, errs && errlen ? why : NULL, errlen, k);
 	for (unsigned j = 0; j < k; j++) {
 		if (dev_opened(devs[j], rcs[j]) == 0) {
 			out[at[j]] = devs[j];
 			opened++;
 		}
 	}
-out:
 	free(devs);
 	free(urls);
 	free(rcs);
+	free(why);
 	free(at);
 	return opened;
 }

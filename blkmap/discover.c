@@ -98,7 +98,7 @@ static void cands_get(struct blkmap_ctx *ctx, char *const *specs, unsigned n, st
 		todo[k++] = specs[i];
 	}
 	memcpy(saved, ctx->err, sizeof(saved));
-	bm_dev_open_many(ctx, todo, flags, k, devs);
+	blkmap_dev_open_many(ctx, todo, flags, k, devs, NULL, 0);
 	memcpy(ctx->err, saved, sizeof(saved));
 	for (tail = &ctx->cache->cands; *tail; tail = &(*tail)->next)
 		;

@@ -199,11 +199,6 @@ void bm_req_fail_early(struct bm_req *req, int status, const char *fmt, ...) __a
 int bm_cmd_add_range(struct bm_cmd *cmd, const struct iovec *iov, int niov, uint64_t off, uint64_t len);
 
 /* dev.c */
-/* Open n devices, the iSCSI LUNs among them all at once (their logins and probes overlap), the rest
- * one after another, with flags[i] each: out[i] is the device or NULL. Returns how many opened; when
- * some did not, the context's error says why one of them did not. */
-unsigned bm_dev_open_many(struct blkmap_ctx *ctx, const char *const *specs, const unsigned *flags, unsigned n,
-			  struct blkmap_dev **out);
 void bm_dev_enqueue(struct blkmap_dev *dev, struct bm_cmd *cmd);
 void bm_dev_dispatch(struct blkmap_dev *dev);
 void bm_dev_service(struct blkmap_dev *dev, uint32_t events);
@@ -221,9 +216,11 @@ const char *bm_cmd_what(const struct bm_cmd *cmd, char *buf, size_t len);
 
 /* iscsi.c */
 int bm_iscsi_open(struct blkmap_dev *dev, const char *url);
-/* Open n linked, fresh devices from their URLs at once: rcs[i] each one's result; returns 0 or the first
+/* Open n linked, fresh devices from their URLs at once: rcs[i] each one's result and, when errs is not
+ * NULL, errs[i] (errlen bytes each, see blkmap_dev_open_many) why it failed; returns 0 or the first
  * failure's (the context's error says it). */
-int bm_iscsi_open_many(struct blkmap_dev **devs, const char *const *urls, int *rcs, unsigned n);
+int bm_iscsi_open_many(struct blkmap_dev **devs, const char *const *urls, int *rcs, char **errs, size_t errlen,
+		       unsigned n);
 int bm_iscsi_send(struct bm_cmd *cmd);
 void bm_iscsi_service(struct blkmap_dev *dev, uint32_t events);
 void bm_iscsi_tick(struct blkmap_dev *dev, int64_t now);

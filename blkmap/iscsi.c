@@ -851,7 +851,8 @@ static void probe_start(struct probe *p, const char *url)
 	start_connect(dev);
 }
 
-int bm_iscsi_open_many(struct blkmap_dev **devs, const char *const *urls, int *rcs, unsigned n)
+int bm_iscsi_open_many(struct blkmap_dev **devs, const char *const *urls, int *rcs, char **errs, size_t errlen,
+		       unsigned n)
 {
 	struct blkmap_ctx *ctx = n ? devs[0]->ctx : NULL;
 	struct probe *p;
@@ -864,8 +865,11 @@ int bm_iscsi_open_many(struct blkmap_dev **devs, const char *const *urls, int *r
 	if (!p) {
 		if (!first)
 			first = bm_err(ctx, -ENOMEM, "blkmap: out of memory opening %u devices", n);
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = 0; i < n; i++) {
 			rcs[i] = first;
+			if (errs)
+				snprintf(errs[i], errlen, "%s", blkmap_errstr(ctx));
+		}
 		return first;
 	}
 	for (unsigned i = 0; i < n; i++) {
@@ -894,6 +898,8 @@ int bm_iscsi_open_many(struct blkmap_dev **devs, const char *const *urls, int *r
 		devs[i]->probe = NULL;
 		devs[i]->opening = 0;
 		rcs[i] = p[i].rc;
+		if (errs && p[i].rc < 0)
+			snprintf(errs[i], errlen, "%s", p[i].err);
 	}
 	/* the context's error is the first failure's */
 	for (unsigned i = n; i-- > 0;) {
@@ -909,7 +915,7 @@ int bm_iscsi_open_many(struct blkmap_dev **devs, const char *const *urls, int *r
 int bm_iscsi_open(struct blkmap_dev *dev, const char *url)
 {
 	int rc;
-	return bm_iscsi_open_many(&dev, &url, &rc, 1);
+	return bm_iscsi_open_many(&dev, &url, &rc, NULL, 0, 1);
 }
 
 static void logout_cb(struct iscsi_context *isc, int status, void *data, void *priv)

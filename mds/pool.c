@@ -153,20 +153,21 @@ static int read_label_area(struct blkmap_dev *dev, uint8_t *buf, size_t *len)
 
 /* ---- probe -------------------------------------------------------------------------------------- */
 
+/* LUN i of the pool, opened as dev (NULL: it could not be, open_err says why): its label checked
+ * against the store's format. The device goes to *devp, or is closed when devp is NULL. */
 static void probe_one(struct blkmap_ctx *ctx, const struct mds_store_format *f, uint32_t i,
-		      const char *url, struct mds_pool_lun_status *s, struct blkmap_dev **devp)
+		      const char *url, struct blkmap_dev *dev, const char *open_err,
+		      struct mds_pool_lun_status *s, struct blkmap_dev **devp)
 {
-	struct blkmap_dev *dev = NULL;
 	uint8_t *buf = NULL;
 	size_t len;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	mds_pool_url_display(url, s->url, sizeof(s->url));
-	rc = blkmap_dev_open(ctx, url, 0, &dev);
-	if (rc) {
+	if (!dev) {
 		s->state = MDS_LUN_UNREACHABLE;
-		snprintf(s->why, sizeof(s->why), "cannot open: %s", blkmap_errstr(ctx));
+		snprintf(s->why, sizeof(s->why), "cannot open: %s", open_err);
 		goto out;
 	}
 	s->size_bytes = blkmap_dev_size_bytes(dev);
@@ -215,16 +216,40 @@ out:
 		blkmap_dev_close(dev);
 }
 
+/* The pool's LUNs, all opened at once: opened[i] each, or NULL with errs[i] (OPEN_ERR_LEN bytes) why. */
+#define OPEN_ERR_LEN 400
+static char *open_luns(struct blkmap_ctx *ctx, char *const *urls, uint32_t n, struct blkmap_dev **opened)
+{
+	char *errs = calloc(n ? n : 1, OPEN_ERR_LEN);
+
+	if (!errs) {
+		for (uint32_t i = 0; i < n; i++)
+			opened[i] = NULL;
+		return NULL;
+	}
+	blkmap_dev_open_many(ctx, (const char *const *)urls, NULL, n, opened, errs, OPEN_ERR_LEN);
+	return errs;
+}
+
+static const char *open_err(const char *errs, uint32_t i)
+{
+	return errs ? errs + (size_t)i * OPEN_ERR_LEN : "out of memory";
+}
+
 int mds_pool_probe(struct blkmap_ctx *ctx, struct mds_store *store, const struct mds_pool_conf *conf,
 		   struct mds_pool_lun_status *st, struct blkmap_dev **devs)
 {
 	const struct mds_store_format *f = mds_store_format(store);
+	uint32_t n = conf->nluns < f->nluns ? conf->nluns : f->nluns;
+	struct blkmap_dev *opened[MDS_MAX_LUNS];
+	char *errs = open_luns(ctx, conf->urls, n, opened);
 	int bad = 0;
 
-	for (uint32_t i = 0; i < conf->nluns && i < f->nluns; i++) {
-		probe_one(ctx, f, i, conf->urls[i], &st[i], devs ? &devs[i] : NULL);
+	for (uint32_t i = 0; i < n; i++) {
+		probe_one(ctx, f, i, conf->urls[i], opened[i], open_err(errs, i), &st[i], devs ? &devs[i] : NULL);
 		bad += st[i].state != MDS_LUN_OK;
 	}
+	free(errs);
 	return bad;
 }
 
@@ -265,7 +290,9 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 	struct mds_store_opts so = { 0 };
 	const struct mds_store_format *f;
 	struct mds_pool_lun_status *st = NULL;
+	struct blkmap_dev *opened[MDS_MAX_LUNS];
 	struct mds_pool *p;
+	char *errs = NULL;
 	int rc;
 
 	*out = NULL;
@@ -296,8 +323,10 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 		rc = -ENOMEM;
 		goto fail;
 	}
+	errs = open_luns(ctx, p->conf.urls, f->nluns, opened);
+	for (uint32_t i = 0; i < f->nluns; i++)
+		probe_one(ctx, f, i, p->conf.urls[i], opened[i], open_err(errs, i), &st[i], &p->devs[i]);
 	for (uint32_t i = 0; i < f->nluns; i++) {
-		probe_one(ctx, f, i, p->conf.urls[i], &st[i], &p->devs[i]);
 		if (st[i].state != MDS_LUN_OK) {
 			rc = st[i].state == MDS_LUN_UNREACHABLE ? -ENODEV : -EINVAL;
 			perr(err, errlen, rc, "LUN %u (%s): %s: %s", i, st[i].url,
@@ -322,10 +351,12 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 	if (rc)
 		goto fail;
 	free(st);
+	free(errs);
 	*out = p;
 	return 0;
 fail:
 	free(st);
+	free(errs);
 	mds_pool_close(p);
 	return rc;
 }
@@ -386,6 +417,7 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 {
 	struct mds_pool_format_opts o = opts ? *opts : (struct mds_pool_format_opts){ 0 };
 	struct blkmap_dev *devs[MDS_MAX_LUNS] = { 0 };
+	char *errs = NULL;
 	uint64_t sizes[MDS_MAX_LUNS];
 	uint32_t blocks[MDS_MAX_LUNS];
 	struct mds_store_format *f = NULL;
@@ -423,14 +455,15 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 		rc = -ENOMEM;
 		goto out;
 	}
-	/* Open every LUN and look for labels before touching any. */
+	/* Open every LUN (all at once) and look for labels before touching any. */
+	errs = open_luns(ctx, (char *const *)urls, nluns, devs);
 	for (uint32_t i = 0; i < nluns; i++) {
 		struct mds_pool_label old;
 		size_t len;
 		mds_pool_url_display(urls[i], disp, sizeof(disp));
-		rc = blkmap_dev_open(ctx, urls[i], 0, &devs[i]);
-		if (rc) {
-			perr(err, errlen, rc, "LUN %u (%s): cannot open: %s", i, disp, blkmap_errstr(ctx));
+		if (!devs[i]) {
+			rc = -ENODEV;
+			perr(err, errlen, rc, "LUN %u (%s): cannot open: %s", i, disp, open_err(errs, i));
 			goto out;
 		}
 		sizes[i] = blkmap_dev_size_bytes(devs[i]);
@@ -525,6 +558,7 @@ out:
 	mds_store_close(store);
 	for (uint32_t i = 0; i < nluns; i++)
 		blkmap_dev_close(devs[i]);
+	free(errs);
 	free(area);
 	free(f);
 	return rc;

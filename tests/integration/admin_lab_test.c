@@ -1,8 +1,10 @@
 /* pnfs-admin and pool opening on a real tgtd SAN: format 4 iSCSI LUNs and see them in status; a
  * labelled LUN is refused without --force; a pool one of whose LUNs is gone (its target down)
- * fails to open with a message naming that LUN, and status says which one. */
+ * fails to open with a message naming that LUN, and status says which one; format and open reach
+ * the LUNs all at once. */
 #include "blkmap/blkmap.h"
 #include "mds/pool.h"
+#include "tests/client/helpers.h"
 #include "tests/harness.h"
 #include "tests/lab.h"
 
@@ -150,7 +152,46 @@ static void test_lun_gone_named(void)
 	lab_down(lab_a);
 }
 
+/* Format and open log in to every LUN at once: behind a relay that answers nobody until four
+ * connections are in, one LUN after another would wait out the login deadline on the first. */
+static void test_luns_opened_at_once(void)
+{
+	struct test_lab *lab = lab_up(4, "64M", NULL);
+	const char *dir = test_tmpdir("admin-at-once");
+	struct blkmap_ctx_opts o;
+	struct blkmap_ctx *ctx = NULL;
+	struct mds_pool *p = NULL;
+	struct ct_proxy *px;
+	char pool[512], err[1024], urlbuf[4][300];
+	const char *urls[4];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	px = ct_proxy_start(lab->port);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	snprintf(pool, sizeof(pool), "%s/pool", dir);
+	for (int i = 0; i < 4; i++) {
+		snprintf(urlbuf[i], sizeof(urlbuf[i]), "iscsi://127.0.0.1:%d/%s/%d", ct_proxy_port(px), lab->iqn, i + 1);
+		urls[i] = urlbuf[i];
+	}
+	blkmap_ctx_opts_init(&o);
+	o.timeout_ms = 3000;
+	CU_ASSERT_EQUAL_FATAL(blkmap_ctx_create(&o, &ctx), 0);
+	ct_proxy_hold(px, 4);
+	CU_ASSERT_EQUAL(mds_pool_format(ctx, pool, urls, 4, &(struct mds_pool_format_opts){ .stripe_unit_bytes = 65536 },
+					NULL, err, sizeof(err)), 0);
+	/* the same for opening the pool: four more connections before any answer */
+	ct_proxy_hold(px, ct_proxy_accepted(px) + 4);
+	CU_ASSERT_EQUAL(mds_pool_open(ctx, pool, NULL, &p, err, sizeof(err)), 0);
+	if (!p)
+		fprintf(stderr, "open error: %s\n", err);
+	mds_pool_close(p);
+	blkmap_ctx_destroy(ctx);
+	ct_proxy_stop(px);
+	lab_down(lab);
+}
+
 TEST_SUITE(admin_lab, "integration/admin_lab", NULL, NULL,
 	   { "format_four_luns_status", test_format_four_luns_status },
 	   { "labelled_lun_refused", test_labelled_lun_refused },
-	   { "lun_gone_named", test_lun_gone_named });
+	   { "lun_gone_named", test_lun_gone_named },
+	   { "luns_opened_at_once", test_luns_opened_at_once });
