@@ -218,7 +218,7 @@ out:
 
 /* The pool's LUNs, all opened at once: opened[i] each, or NULL with errs[i] (OPEN_ERR_LEN bytes) why. */
 #define OPEN_ERR_LEN 400
-static char *open_luns(struct blkmap_ctx *ctx, char *const *urls, uint32_t n, struct blkmap_dev **opened)
+static char *open_luns(struct blkmap_ctx *ctx, const char *const *urls, uint32_t n, struct blkmap_dev **opened)
 {
 	char *errs = calloc(n ? n : 1, OPEN_ERR_LEN);
 
@@ -227,7 +227,7 @@ static char *open_luns(struct blkmap_ctx *ctx, char *const *urls, uint32_t n, st
 			opened[i] = NULL;
 		return NULL;
 	}
-	blkmap_dev_open_many(ctx, (const char *const *)urls, NULL, n, opened, errs, OPEN_ERR_LEN);
+	blkmap_dev_open_many(ctx, urls, NULL, n, opened, errs, OPEN_ERR_LEN);
 	return errs;
 }
 
@@ -242,7 +242,7 @@ int mds_pool_probe(struct blkmap_ctx *ctx, struct mds_store *store, const struct
 	const struct mds_store_format *f = mds_store_format(store);
 	uint32_t n = conf->nluns < f->nluns ? conf->nluns : f->nluns;
 	struct blkmap_dev *opened[MDS_MAX_LUNS];
-	char *errs = open_luns(ctx, conf->urls, n, opened);
+	char *errs = open_luns(ctx, (const char *const *)conf->urls, n, opened);
 	int bad = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -323,7 +323,7 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 		rc = -ENOMEM;
 		goto fail;
 	}
-	errs = open_luns(ctx, p->conf.urls, f->nluns, opened);
+	errs = open_luns(ctx, (const char *const *)p->conf.urls, f->nluns, opened);
 	for (uint32_t i = 0; i < f->nluns; i++)
 		probe_one(ctx, f, i, p->conf.urls[i], opened[i], open_err(errs, i), &st[i], &p->devs[i]);
 	for (uint32_t i = 0; i < f->nluns; i++) {
@@ -456,7 +456,7 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 		goto out;
 	}
 	/* Open every LUN (all at once) and look for labels before touching any. */
-	errs = open_luns(ctx, (char *const *)urls, nluns, devs);
+	errs = open_luns(ctx, urls, nluns, devs);
 	for (uint32_t i = 0; i < nluns; i++) {
 		struct mds_pool_label old;
 		size_t len;
