@@ -1,9 +1,8 @@
-/* The context and its event loop: one epoll set holds the MDS socket, blkmap's fd (every LUN session)
- * and a timerfd for the context's timers, so the whole client is one pollable fd. Timers with delay 0
+/* The context and its event loop: one epoll set holds the MDS socket, each resolved device's blkmap fd
+ * (its LUN sessions), the resolver threads' wake-ups and a timerfd for the context's timers, so the
+ * whole client is one pollable fd. Timers with delay 0
  * are also how work is deferred out of callbacks to the top of pnfs_service(). */
 #include "client/internal.h"
-
-#include "blkmap/blkmap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,7 +111,7 @@ void pnfs_opts_init(struct pnfs_opts *opts)
 	memset(opts, 0, sizeof(*opts));
 }
 
-static char **dup_strv(const char *const *v, unsigned n, int *fail)
+char **pc_strv_dup(const char *const *v, unsigned n, int *fail)
 {
 	char **out;
 
@@ -131,7 +130,7 @@ static char **dup_strv(const char *const *v, unsigned n, int *fail)
 	return out;
 }
 
-static void free_strv(char **v, unsigned n)
+void pc_strv_free(char **v, unsigned n)
 {
 	if (!v)
 		return;
@@ -246,13 +245,6 @@ static void timer_fd_ready(struct pnfs_context *ctx, struct pc_watch *w, uint32_
 		LOG_DEBUG("pnfs: timerfd read: %s", strerror(errno));
 }
 
-static void bm_ready(struct pnfs_context *ctx, struct pc_watch *w, uint32_t revents)
-{
-	(void)w;
-	(void)revents;
-	if (ctx->bm)
-		blkmap_service(ctx->bm, POLLIN);
-}
 
 int pnfs_get_fd(struct pnfs_context *ctx)
 {
@@ -368,7 +360,6 @@ int pnfs_context_create(const struct pnfs_opts *opts, struct pnfs_context **out)
 {
 	struct pnfs_context *ctx;
 	struct pnfs_opts defaults;
-	struct blkmap_ctx_opts bo;
 	uint8_t rnd[8];
 	char owner[512];
 	int fail = 0, rc;
@@ -386,8 +377,8 @@ int pnfs_context_create(const struct pnfs_opts *opts, struct pnfs_context **out)
 	ctx->epfd = ctx->tfd = -1;
 	ctx->conn.fd = -1;
 	ctx->opts = *opts;
-	ctx->portals = dup_strv(opts->portals, opts->nportals, &fail);
-	ctx->devices = dup_strv(opts->devices, opts->ndevices, &fail);
+	ctx->portals = pc_strv_dup(opts->portals, opts->nportals, &fail);
+	ctx->devices = pc_strv_dup(opts->devices, opts->ndevices, &fail);
 	ctx->opts.portals = (const char *const *)ctx->portals;
 	ctx->opts.devices = (const char *const *)ctx->devices;
 	ctx->opts.initiator_name = opts->initiator_name ? strdup(opts->initiator_name) : NULL;
@@ -428,21 +419,8 @@ int pnfs_context_create(const struct pnfs_opts *opts, struct pnfs_context **out)
 	if (rc < 0)
 		goto fail;
 
-	if (!ctx->opts.mds_io) {
-		blkmap_ctx_opts_init(&bo);
-		bo.initiator_name = ctx->opts.initiator_name;
-		bo.queue_depth = opts->queue_depth;
-		bo.timeout_ms = opts->io_timeout_ms;
-		rc = blkmap_ctx_create(&bo, &ctx->bm);
-		if (rc < 0)
-			goto fail;
-		ctx->bmw.fd = blkmap_get_fd(ctx->bm);
-		ctx->bmw.events = EPOLLIN;
-		ctx->bmw.fn = bm_ready;
-		rc = pc_watch_add(ctx, &ctx->bmw);
-		if (rc < 0)
-			goto fail;
-	}
+	/* Each device the layouts name gets a blkmap context of its own when it is resolved. */
+	ctx->direct = !ctx->opts.mds_io;
 	ctx->next_open_owner = 1;
 	*out = ctx;
 	return 0;
@@ -468,14 +446,14 @@ void pnfs_context_destroy(struct pnfs_context *ctx)
 		if (t->fn == call_done_timer)
 			t->fn(ctx, t);
 	}
+	/* I/O waiting on a layout or a device, which no timer will step again. */
+	pc_layouts_cancel_waiting(ctx, -ECANCELED);
 	while (ctx->files)
 		pc_fh_free(ctx->files);
 	while (ctx->layouts)
 		pc_layout_free(ctx->layouts);
 	pc_devices_free(ctx);
 	pc_conn_close(ctx);
-	if (ctx->bm)
-		blkmap_ctx_destroy(ctx->bm);
 	for (unsigned i = 0; i < PC_CB_SLOTS; i++)
 		free(ctx->cb_slots[i].reply);
 	if (ctx->xids)
@@ -484,8 +462,8 @@ void pnfs_context_destroy(struct pnfs_context *ctx)
 		close(ctx->tfd);
 	if (ctx->epfd >= 0)
 		close(ctx->epfd);
-	free_strv(ctx->portals, ctx->opts.nportals);
-	free_strv(ctx->devices, ctx->opts.ndevices);
+	pc_strv_free(ctx->portals, ctx->opts.nportals);
+	pc_strv_free(ctx->devices, ctx->opts.ndevices);
 	free((char *)ctx->opts.initiator_name);
 	free(ctx->owner_id);
 	free(ctx->export);

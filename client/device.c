@@ -1,16 +1,25 @@
 /* The device cache: one entry per device ID the layouts name. An entry is fetched once with
  * GETDEVICEINFO (asking for change/delete notifications), turned into a blkmap volume, resolved to
  * LUNs (portals, given devices, local block devices) and, for SCSI layouts, registered with its PR
- * key on every LUN before the first I/O. Resolution is synchronous in blkmap, so it runs from the
- * top of the loop, never inside a completion callback. */
+ * key on every LUN before the first I/O. Resolution is synchronous in blkmap (discovery, logins,
+ * signature reads), so each runs on a thread of its own in a blkmap context of its own, which the
+ * device keeps for its I/O: the loop goes on serving the MDS session and the other devices while a
+ * portal takes its time to answer. */
 #include "client/layout_int.h"
 
 #include "blkmap/blkmap_xdr.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <poll.h>
+#include <unistd.h>
 
 #define GDI_MAXCOUNT_DEFAULT (64u * 1024)
 
@@ -76,41 +85,192 @@ void pc_device_fail(struct pc_device *d, enum pc_dev_state st, const char *fmt, 
 	wake(d);
 }
 
-/* ---- resolution (top of the loop) ------------------------------------------------------------- */
+/* ---- resolution (a thread per device) ---------------------------------------------------------- */
 
-static void resolve_fire(struct pnfs_context *ctx, struct pc_timer *t)
-{
-	struct pc_device *d = t->arg;
-	struct blkmap_discover_opts o;
-	struct blkmap_report *rep = NULL;
+/* One resolution: the volume GETDEVICEINFO described, found among the SAN's LUNs (discovery, logins,
+ * signature reads) and, for SCSI layouts, registered with its PR key, all in a blkmap context made for
+ * it on a thread of its own. Everything it reads is its own copy, so the client's context may go away
+ * meanwhile: the thread then cleans up after itself. The loop learns it is done through an eventfd. */
+struct pc_resolve {
+	pthread_mutex_t lock;
+	pthread_t thread;
+	int done;      /* the thread has finished its work (under lock) */
+	int abandoned; /* the device went away: whoever is last frees (under lock) */
+	struct pc_watch w;
+	struct pc_device *d;
+	/* in */
+	struct blkmap_vol *vol;
+	layouttype4 type;
+	char *initiator;
+	unsigned queue_depth, timeout_ms;
+	char **portals, **paths;
+	unsigned nportals, npaths;
+	int scan_local;
+	/* out */
+	struct blkmap_ctx *bm;
 	int rc;
+	char err[1400];
+};
 
-	if (d->state != PC_DEV_RESOLVING)
+static void job_free(struct pc_resolve *j)
+{
+	if (!j)
 		return;
-	memset(&o, 0, sizeof(o));
-	o.portals = ctx->opts.portals;
-	o.nportals = ctx->opts.nportals;
-	o.paths = ctx->opts.devices;
-	o.npaths = ctx->opts.ndevices;
+	pc_strv_free(j->portals, j->nportals);
+	pc_strv_free(j->paths, j->npaths);
+	free(j->initiator);
+	blkmap_vol_free(j->vol);
+	blkmap_ctx_destroy(j->bm);
+	if (j->w.fd >= 0)
+		close(j->w.fd);
+	pthread_mutex_destroy(&j->lock);
+	free(j);
+}
+
+static struct pc_resolve *job_new(struct pc_device *d, struct blkmap_vol *vol)
+{
+	struct pnfs_context *ctx = d->ctx;
+	struct pc_resolve *j = calloc(1, sizeof(*j));
+	int fail = 0;
+
+	if (!j)
+		return NULL;
+	pthread_mutex_init(&j->lock, NULL);
+	j->w.fd = -1;
+	j->d = d;
+	j->type = d->type;
+	j->initiator = ctx->opts.initiator_name ? strdup(ctx->opts.initiator_name) : NULL;
+	fail = ctx->opts.initiator_name && !j->initiator;
+	j->queue_depth = ctx->opts.queue_depth;
+	j->timeout_ms = ctx->opts.io_timeout_ms;
+	j->portals = pc_strv_dup(ctx->opts.portals, ctx->opts.nportals, &fail);
+	j->nportals = ctx->opts.nportals;
+	j->paths = pc_strv_dup(ctx->opts.devices, ctx->opts.ndevices, &fail);
+	j->npaths = ctx->opts.ndevices;
 	/* Without any SAN configuration, look at the local block devices (a host logged in with
 	 * open-iscsi, or loop devices). */
-	o.scan_local = ctx->opts.scan_local || (!o.nportals && !o.npaths);
-	rc = blkmap_resolve(ctx->bm, d->vol, &o, &rep);
-	if (rc < 0) {
-		pc_device_fail(d, PC_DEV_FAILED, "cannot find the volume's LUNs: %s", blkmap_errstr(ctx->bm));
-		blkmap_report_free(rep);
+	j->scan_local = ctx->opts.scan_local || (!j->nportals && !j->npaths);
+	if (fail) {
+		job_free(j);
+		return NULL;
+	}
+	j->vol = vol; /* owned from here on */
+	return j;
+}
+
+/* The resolution itself, on the resolver thread (or inline for pc_test_inject_device). */
+static void job_run(struct pc_resolve *j)
+{
+	struct blkmap_ctx_opts bo;
+	struct blkmap_discover_opts o;
+	struct blkmap_report *rep = NULL;
+
+	blkmap_ctx_opts_init(&bo);
+	bo.initiator_name = j->initiator;
+	bo.queue_depth = j->queue_depth;
+	bo.timeout_ms = j->timeout_ms;
+	j->rc = blkmap_ctx_create(&bo, &j->bm);
+	if (j->rc < 0) {
+		snprintf(j->err, sizeof(j->err), "cannot make a block I/O context: %s", strerror(-j->rc));
 		return;
 	}
+	memset(&o, 0, sizeof(o));
+	o.portals = (const char *const *)j->portals;
+	o.nportals = j->nportals;
+	o.paths = (const char *const *)j->paths;
+	o.npaths = j->npaths;
+	o.scan_local = j->scan_local;
+	j->rc = blkmap_resolve(j->bm, j->vol, &o, &rep);
 	blkmap_report_free(rep);
-	if (d->type == LAYOUT4_SCSI) {
-		/* RFC 8154 §2.4: register our key on every LUN before any I/O. */
-		rc = blkmap_vol_pr_register(d->vol);
-		if (rc < 0) {
-			pc_device_fail(d, PC_DEV_FAILED, "PERSISTENT RESERVE OUT REGISTER failed: %s",
-				       blkmap_errstr(ctx->bm));
-			return;
-		}
+	if (j->rc < 0) {
+		snprintf(j->err, sizeof(j->err), "cannot find the volume's LUNs: %s", blkmap_errstr(j->bm));
+		return;
 	}
+	if (j->type == LAYOUT4_SCSI) {
+		/* RFC 8154 §2.4: register our key on every LUN before any I/O. */
+		j->rc = blkmap_vol_pr_register(j->vol);
+		if (j->rc < 0)
+			snprintf(j->err, sizeof(j->err), "PERSISTENT RESERVE OUT REGISTER failed: %s",
+				 blkmap_errstr(j->bm));
+	}
+}
+
+static void *job_main(void *arg)
+{
+	struct pc_resolve *j = arg;
+	int abandoned;
+
+	job_run(j);
+	if (j->rc < 0) {
+		/* its logouts are done here, off the loop */
+		blkmap_ctx_destroy(j->bm);
+		j->bm = NULL;
+	}
+	pthread_mutex_lock(&j->lock);
+	j->done = 1;
+	abandoned = j->abandoned;
+	if (!abandoned) {
+		uint64_t one = 1;
+		if (write(j->w.fd, &one, sizeof(one)) < 0)
+			(void)0; /* an eventfd counter does not fill up with one write */
+	}
+	pthread_mutex_unlock(&j->lock);
+	if (abandoned)
+		job_free(j);
+	return NULL;
+}
+
+static void bm_ready(struct pnfs_context *ctx, struct pc_watch *w, uint32_t revents)
+{
+	struct pc_bm *b = (struct pc_bm *)((char *)w - offsetof(struct pc_bm, w));
+	(void)ctx;
+	(void)revents;
+	blkmap_service(b->bm, POLLIN);
+}
+
+/* The resolution is over (its thread has finished): take its context and volume, or its error. */
+static void job_finish(struct pc_device *d, struct pc_resolve *j)
+{
+	struct pnfs_context *ctx = d->ctx;
+	struct pc_bm *b;
+
+	d->job = NULL;
+	if (j->rc < 0 || d->state != PC_DEV_RESOLVING) {
+		if (d->state == PC_DEV_RESOLVING) {
+			/* the description stays, for pnfs_device_info (volume offsets without LUNs) */
+			blkmap_vol_free(d->vol);
+			d->vol = j->vol;
+			j->vol = NULL;
+			pc_device_fail(d, PC_DEV_FAILED, "%s", j->err);
+		}
+		job_free(j);
+		return;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		job_free(j);
+		pc_device_fail(d, PC_DEV_FAILED, "out of memory");
+		return;
+	}
+	b->bm = j->bm;
+	b->w.fd = blkmap_get_fd(b->bm);
+	b->w.events = EPOLLIN;
+	b->w.fn = bm_ready;
+	if (pc_watch_add(ctx, &b->w) < 0) {
+		free(b);
+		job_free(j);
+		pc_device_fail(d, PC_DEV_FAILED, "cannot watch the LUN sessions: %s", strerror(errno));
+		return;
+	}
+	j->bm = NULL;
+	b->next = d->bms;
+	d->bms = b;
+	/* The volume this one replaces (a device the server changed) goes; its context stays with the
+	 * device, serviced, for the I/O it may still complete. */
+	blkmap_vol_free(d->vol);
+	d->vol = j->vol;
+	j->vol = NULL;
+	job_free(j);
 	d->block_bytes = 512;
 	for (unsigned i = 0; i < blkmap_vol_count(d->vol); i++) {
 		struct blkmap_dev *dev = blkmap_vol_is_leaf(d->vol, i) ? blkmap_vol_leaf_dev(d->vol, i) : NULL;
@@ -123,6 +283,84 @@ static void resolve_fire(struct pnfs_context *ctx, struct pc_timer *t)
 	LOG_DEBUG("pnfs: device %s resolved (%u volumes, %llu bytes)", hexid(d->id), blkmap_vol_count(d->vol),
 		  (unsigned long long)d->size_bytes);
 	wake(d);
+}
+
+static void job_ready(struct pnfs_context *ctx, struct pc_watch *w, uint32_t revents)
+{
+	struct pc_resolve *j = (struct pc_resolve *)((char *)w - offsetof(struct pc_resolve, w));
+	uint64_t v;
+	int done;
+
+	(void)revents;
+	if (read(w->fd, &v, sizeof(v)) < 0)
+		v = 0; /* not yet: a spurious wake-up */
+	pthread_mutex_lock(&j->lock);
+	done = j->done;
+	pthread_mutex_unlock(&j->lock);
+	if (!done)
+		return;
+	pthread_join(j->thread, NULL);
+	pc_watch_del(ctx, w);
+	job_finish(j->d, j);
+}
+
+/* The device no longer wants its resolution: a finished one is freed here, a running one by its
+ * thread when it ends (bounded by the command timeout). */
+static void job_abandon(struct pc_device *d)
+{
+	struct pc_resolve *j = d->job;
+	int done;
+
+	if (!j)
+		return;
+	d->job = NULL;
+	pc_watch_del(d->ctx, &j->w);
+	pthread_mutex_lock(&j->lock);
+	done = j->done;
+	j->abandoned = 1;
+	pthread_mutex_unlock(&j->lock);
+	if (done) {
+		pthread_join(j->thread, NULL);
+		job_free(j);
+	} else {
+		pthread_detach(j->thread);
+	}
+}
+
+/* Resolve vol (which the device now owns through its resolution) on a thread; RESOLVING meanwhile. */
+static int resolve_start(struct pc_device *d, struct blkmap_vol *vol)
+{
+	struct pc_resolve *j = job_new(d, vol);
+	int rc;
+
+	if (!j) {
+		blkmap_vol_free(vol);
+		pc_device_fail(d, PC_DEV_FAILED, "out of memory");
+		return -ENOMEM;
+	}
+	job_abandon(d);
+	j->w.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	j->w.events = EPOLLIN;
+	j->w.fn = job_ready;
+	rc = j->w.fd < 0 ? -errno : pc_watch_add(d->ctx, &j->w);
+	if (rc == 0) {
+		sigset_t all, old;
+		/* the thread takes no signals: they are for the application's own threads */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = -pthread_create(&j->thread, NULL, job_main, j);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc < 0)
+			pc_watch_del(d->ctx, &j->w);
+	}
+	if (rc < 0) {
+		job_free(j);
+		pc_device_fail(d, PC_DEV_FAILED, "cannot start resolving the volume: %s", strerror(-rc));
+		return rc;
+	}
+	d->job = j;
+	d->state = PC_DEV_RESOLVING;
+	return 0;
 }
 
 static int take_volume(struct pc_device *d, const device_addr4 *da)
@@ -141,13 +379,7 @@ static int take_volume(struct pc_device *d, const device_addr4 *da)
 		pc_device_fail(d, PC_DEV_FAILED, "the server's volume description is unusable: %s", err);
 		return rc;
 	}
-	blkmap_vol_free(d->vol);
-	d->vol = vol;
-	d->state = PC_DEV_RESOLVING;
-	d->work.fn = resolve_fire;
-	d->work.arg = d;
-	pc_timer_arm(d->ctx, &d->work, 0);
-	return 0;
+	return resolve_start(d, vol);
 }
 
 static void fetch(struct pc_device *d);
@@ -288,13 +520,20 @@ void pc_devices_free(struct pnfs_context *ctx)
 	while (ctx->devices_list) {
 		struct pc_device *d = ctx->devices_list;
 		ctx->devices_list = d->next;
-		pc_timer_cancel(ctx, &d->work);
+		job_abandon(d);
 		while (d->waiters) {
 			struct pc_waiter *w = d->waiters;
 			d->waiters = w->next;
 			free(w);
 		}
 		blkmap_vol_free(d->vol);
+		while (d->bms) {
+			struct pc_bm *b = d->bms;
+			d->bms = b->next;
+			pc_watch_del(ctx, &b->w);
+			blkmap_ctx_destroy(b->bm);
+			free(b);
+		}
 		free(d);
 	}
 }
@@ -311,14 +550,21 @@ int pc_test_inject_device(struct pnfs_context *ctx, const uint8_t id[NFS4_DEVICE
 			  struct blkmap_vol *vol)
 {
 	struct pc_device *d = pc_device_get(ctx, id, type);
+	struct pc_resolve *j;
 
-	if (!d)
+	if (!d) {
+		blkmap_vol_free(vol);
 		return -ENOMEM;
-	blkmap_vol_free(d->vol);
-	d->vol = vol;
+	}
+	/* the same resolution, run here rather than on a thread */
+	job_abandon(d);
+	j = job_new(d, vol);
+	if (!j) {
+		blkmap_vol_free(vol);
+		return -ENOMEM;
+	}
 	d->state = PC_DEV_RESOLVING;
-	d->work.fn = resolve_fire;
-	d->work.arg = d;
-	resolve_fire(ctx, &d->work);
+	job_run(j);
+	job_finish(d, j);
 	return d->state == PC_DEV_READY ? 0 : -ENODEV;
 }

@@ -35,6 +35,9 @@ struct pc_timer {
 };
 
 uint64_t pc_now_ms(void);
+/* A copy of n strings (NULL for none; *fail set when memory ran out), and its release. */
+char **pc_strv_dup(const char *const *v, unsigned n, int *fail);
+void pc_strv_free(char **v, unsigned n);
 int pc_watch_add(struct pnfs_context *ctx, struct pc_watch *w);
 int pc_watch_mod(struct pnfs_context *ctx, struct pc_watch *w, uint32_t events);
 void pc_watch_del(struct pnfs_context *ctx, struct pc_watch *w);
@@ -343,6 +346,9 @@ nfsstat4 pc_layout_recall(struct pnfs_context *ctx, const CB_LAYOUTRECALL4args *
 nfsstat4 pc_layout_recall_any(struct pnfs_context *ctx, const CB_RECALL_ANY4args *a);
 nfsstat4 pc_device_notify(struct pnfs_context *ctx, const CB_NOTIFY_DEVICEID4args *a);
 void pc_devices_free(struct pnfs_context *ctx);
+/* layout.c: every I/O waiting on a layout (for a LAYOUTGET, a device, a recall) ends with status:
+ * the context is being destroyed. */
+void pc_layouts_cancel_waiting(struct pnfs_context *ctx, int status);
 void pc_devices_changed(struct pnfs_context *ctx);
 
 /* ---- the context --------------------------------------------------------------------------- */
@@ -424,8 +430,7 @@ struct pnfs_context {
 	struct pc_device *devices_list;
 	struct pc_layout *layouts;
 	layouttype4 layout_type;         /* what LAYOUTGET asks for: SCSI, block, or 0 (none offered) */
-	struct blkmap_ctx *bm;
-	struct pc_watch bmw;
+	int direct;                      /* layouts and block I/O are on (not --mds-io) */
 	uint64_t next_open_owner;
 
 	struct pnfs_stats stats;

@@ -160,6 +160,20 @@ static void kick_fire(struct pnfs_context *ctx, struct pc_timer *t)
 	}
 }
 
+void pc_layouts_cancel_waiting(struct pnfs_context *ctx, int status)
+{
+	for (struct pc_layout *lo = ctx->layouts; lo; lo = lo->next) {
+		pc_timer_cancel(ctx, &lo->kick);
+		while (lo->waitq) {
+			struct pc_io *io = lo->waitq;
+			lo->waitq = io->wnext;
+			io->wnext = NULL;
+			io->waiting = 0;
+			pc_pio_fail(io, status);
+		}
+	}
+}
+
 /* Mark every waiting I/O to go through the MDS (the layout path gave up), then step them. */
 static void waiters_to_mds(struct pc_layout *lo)
 {

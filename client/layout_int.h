@@ -21,11 +21,22 @@
 enum pc_dev_state {
 	PC_DEV_NEW = 0,
 	PC_DEV_FETCHING,    /* GETDEVICEINFO in flight */
-	PC_DEV_RESOLVING,   /* blkmap resolution queued */
+	PC_DEV_RESOLVING,   /* blkmap resolution running on its own thread */
 	PC_DEV_READY,
 	PC_DEV_FAILED,      /* cannot be used: why says */
 	PC_DEV_FENCED,      /* RESERVATION CONFLICT: the server fenced us */
 };
+
+/* A blkmap context the device's LUNs live in, serviced from the client's loop. A device resolves
+ * into a context of its own, on a thread of its own (device.c), so a portal that does not answer
+ * holds up that device alone, never the MDS session or the other devices' I/O. */
+struct pc_bm {
+	struct pc_bm *next;
+	struct blkmap_ctx *bm;
+	struct pc_watch w;
+};
+
+struct pc_resolve;
 
 struct pc_device {
 	struct pc_device *next;
@@ -40,7 +51,9 @@ struct pc_device {
 	int stale;                  /* CB_NOTIFY_DEVICEID change: fetch again before new I/O */
 	unsigned refs;              /* extents pointing at it */
 	struct pc_waiter *waiters;
-	struct pc_timer work;
+	struct pc_resolve *job;     /* the resolution running on its thread (RESOLVING) */
+	struct pc_bm *bms;          /* its blkmap contexts: the current one first, then earlier ones
+	                               that may still complete I/O (freed with the device) */
 	uint32_t maxcount;          /* GETDEVICEINFO gdia_maxcount (grows on NFS4ERR_TOOSMALL) */
 };
 
@@ -150,6 +163,8 @@ struct pc_layout {
 
 /* pio.c: (re)try an I/O; it completes, queues itself on its layout, or goes to the MDS. */
 void pc_pio_step(struct pc_io *io);
+/* End an I/O that has nothing in flight (it waits on its layout) with status. */
+void pc_pio_fail(struct pc_io *io, int status);
 
 /* device.c */
 struct pc_device *pc_device_get(struct pnfs_context *ctx, const uint8_t id[NFS4_DEVICEID4_SIZE], layouttype4 type);

@@ -250,9 +250,6 @@ int pnfs_layout_extents_async(struct pnfs_context *ctx, struct pnfs_fh *fh, uint
 		return pc_err(ctx, -EOPNOTSUPP, "%s: %s", pc_path_show(ctx, fh->path),
 			      ctx->opts.mds_io ? "layouts are off (MDS I/O only)"
 					       : "the server offers no block or SCSI layouts for this file system");
-	if (!ctx->bm)
-		return pc_err(ctx, -EOPNOTSUPP, "%s: no block I/O context to resolve devices with",
-			      pc_path_show(ctx, fh->path));
 	if (length == 0 || offset + length < offset)
 		length = UINT64_MAX - offset;
 	q = (struct lquery *)pc_call_new(ctx, sizeof(*q), cb, private_data);
@@ -286,7 +283,11 @@ int pnfs_device_info(struct pnfs_context *ctx, const uint8_t deviceid[16], struc
 		if (vol)
 			*vol = d->vol;
 		if (why)
-			*why = d->state == PC_DEV_READY ? "" : d->why[0] ? d->why : "not fetched yet";
+			*why = d->state == PC_DEV_READY       ? ""
+			       : d->state == PC_DEV_RESOLVING ? "its LUNs are being looked for"
+			       : d->state == PC_DEV_FETCHING  ? "GETDEVICEINFO is in flight"
+			       : d->why[0]                    ? d->why
+			                                      : "not fetched yet";
 		return d->state == PC_DEV_READY;
 	}
 	if (vol)

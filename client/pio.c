@@ -37,7 +37,7 @@ static uint64_t umax(uint64_t a, uint64_t b)
 static int layouts_usable(struct pnfs_fh *fh)
 {
 	struct pnfs_context *ctx = fh->ctx;
-	return ctx->bm && !ctx->opts.mds_io && !fh->mds_only && ctx->layout_type != 0;
+	return ctx->direct && !ctx->opts.mds_io && !fh->mds_only && ctx->layout_type != 0;
 }
 
 /* ---- finishing ----------------------------------------------------------------------------------- */
@@ -57,6 +57,11 @@ static void io_finish(struct pc_io *io, int status)
 	free(io);
 	pc_fh_io_end(fh);
 	cb(ctx, status, arg);
+}
+
+void pc_pio_fail(struct pc_io *io, int status)
+{
+	io_finish(io, status);
 }
 
 static void mds_done(struct pnfs_context *ctx, int status, void *arg)

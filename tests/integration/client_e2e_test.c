@@ -1116,6 +1116,120 @@ static void test_layout_held_elsewhere(void)
 	free(data);
 }
 
+/* ---- a portal that does not answer ----------------------------------------------------------- */
+
+/* Run ctx's loop until the relay has taken n connections (at most 20 s); whether it did. */
+static int drive_until_accepted(struct pnfs_context *ctx, struct ct_proxy *px, unsigned n)
+{
+	uint64_t t0 = ct_now_ms();
+
+	while (ct_proxy_accepted(px) < n && ct_now_ms() - t0 < 20000)
+		if (pnfs_run_once(ctx, 50) < 0)
+			return 0;
+	return ct_proxy_accepted(px) >= n;
+}
+
+/* Finding a device's LUNs waits on the SAN (discovery, logins): here on a portal that takes the
+ * connection and never answers, until the command timeout. That wait is the device's alone. The
+ * client goes on serving its MDS session meanwhile: calls complete while the device is still being
+ * resolved. Once the silent portal is given up, the LUNs behind the live one carry the write. A
+ * context destroyed while a resolution waits does not wait for it. */
+static void test_silent_portal(void)
+{
+	NEED_LAB();
+	struct ct_proxy *px = ct_proxy_start(lab->port);
+	char silent[80], live[80], *data = malloc(MIB), *back = malloc(MIB);
+	const char *portals[2] = { silent, live };
+	struct pnfs_context *ctx, *b, *c;
+	struct pnfs_opts o;
+	struct pnfs_extent *ext = NULL;
+	struct pnfs_stat st;
+	struct pnfs_stats stats;
+	struct pnfs_fh *fh, *fb, *fc;
+	struct ops w = { 0 }, wc = { 0 };
+	uint8_t devid[16];
+	size_t next = 0;
+	const char *why_not = NULL;
+	unsigned n0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	test_fill_random(data, MIB, 81);
+	/* The pool's device ID, from a client configured with the LUNs themselves. */
+	b = client(INITIATOR_B, 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(b, "/silent-id", O_CREAT | O_RDWR | O_TRUNC, 0644, &fb), 0);
+	CU_ASSERT_EQUAL(pnfs_pwrite(b, fb, data, 4096, 0), 4096);
+	CU_ASSERT_EQUAL_FATAL(pnfs_layout_extents(b, fb, 0, 4096, &ext, &next), 0);
+	CU_ASSERT_FATAL(next >= 1);
+	memcpy(devid, ext[0].deviceid, sizeof(devid));
+	free(ext);
+	CU_ASSERT_EQUAL(pnfs_close(b, fb), 0);
+	CU_ASSERT_EQUAL(pnfs_unlink(b, "/silent-id"), 0);
+	client_done(b);
+
+	/* Client A knows two portals; the first answers nothing. */
+	ct_proxy_drop(px, CT_PROXY_DROP_REPLIES);
+	snprintf(silent, sizeof(silent), "iscsi://127.0.0.1:%d", ct_proxy_port(px));
+	snprintf(live, sizeof(live), "iscsi://127.0.0.1:%d", lab->port);
+	pnfs_opts_init(&o);
+	o.portals = portals;
+	o.nportals = 2;
+	o.initiator_name = INITIATOR_A;
+	o.io_timeout_ms = 4000;
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/silent", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_pwrite_async(ctx, fh, data, MIB, 0, ops_cb, &w), 0);
+	CU_ASSERT_FATAL(drive_until_accepted(ctx, px, 1));
+	/* The silent portal has the resolution waiting; the session still serves calls. */
+	for (int i = 0; i < 5; i++)
+		CU_ASSERT_EQUAL(pnfs_stat(ctx, "/silent", &st), 0);
+	CU_ASSERT_EQUAL(pnfs_device_info(ctx, devid, NULL, &why_not), 0);
+	CU_ASSERT_STRING_EQUAL(why_not, "its LUNs are being looked for");
+	CU_ASSERT_EQUAL(w.done, 0);
+	/* Then the live portal's LUNs take the write. */
+	while (w.done < 1)
+		if (pnfs_run_once(ctx, 1000) < 0)
+			break;
+	CU_ASSERT_EQUAL(w.bad, 0);
+	CU_ASSERT_EQUAL(pnfs_device_info(ctx, devid, NULL, &why_not), 1);
+	CU_ASSERT_EQUAL(pnfs_fsync(ctx, fh), 0);
+	CU_ASSERT_EQUAL(pnfs_pread(ctx, fh, back, MIB, 0), (ssize_t)MIB);
+	CU_ASSERT_EQUAL(memcmp(back, data, MIB), 0);
+	pnfs_get_stats(ctx, &stats);
+	CU_ASSERT_EQUAL(stats.direct_bytes_written, MIB);
+	CU_ASSERT_EQUAL(stats.mds_data_written, 0);
+	CU_ASSERT_EQUAL(pnfs_close(ctx, fh), 0);
+
+	/* Client C knows only the silent portal, and is destroyed while its device waits on it. */
+	o.portals = portals;
+	o.nportals = 1;
+	o.initiator_name = INITIATOR_B;
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &c), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(c, "127.0.0.1", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(c, "/silent-c", O_CREAT | O_RDWR | O_TRUNC, 0644, &fc), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_pwrite_async(c, fc, data, 4096, 0, ops_cb, &wc), 0);
+	n0 = ct_proxy_accepted(px);
+	CU_ASSERT_FATAL(drive_until_accepted(c, px, n0 + 1));
+	CU_ASSERT_EQUAL(pnfs_device_info(c, devid, NULL, &why_not), 0);
+	CU_ASSERT_STRING_EQUAL(why_not, "its LUNs are being looked for");
+	pnfs_context_destroy(c); /* the write completes as cancelled */
+	CU_ASSERT_EQUAL(wc.done, 1);
+	CU_ASSERT_EQUAL(wc.first_err, -ECANCELED);
+
+	/* A's file is intact. */
+	memset(back, 0, MIB);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/silent", O_RDONLY, 0, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_pread(ctx, fh, back, MIB, 0), (ssize_t)MIB);
+	CU_ASSERT_EQUAL(memcmp(back, data, MIB), 0);
+	CU_ASSERT_EQUAL(pnfs_close(ctx, fh), 0);
+	CU_ASSERT_EQUAL(pnfs_unlink(ctx, "/silent"), 0);
+	CU_ASSERT_EQUAL(pnfs_unlink(ctx, "/silent-c"), 0);
+	client_done(ctx);
+	ct_proxy_stop(px);
+	free(data);
+	free(back);
+}
+
 TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "sizes_0_to_512MiB_with_pnfs_cp", test_sizes },
 	   { "two_clients_disjoint_ranges", test_two_clients },
@@ -1124,4 +1238,5 @@ TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "direct_path_512MiB", test_direct_path },
 	   { "destination_full", test_destination_full },
 	   { "unanswered_calls", test_unanswered_calls },
-	   { "layout_held_elsewhere", test_layout_held_elsewhere });
+	   { "layout_held_elsewhere", test_layout_held_elsewhere },
+	   { "silent_portal_while_resolving", test_silent_portal });
