@@ -439,6 +439,8 @@ void pnfs_context_destroy(struct pnfs_context *ctx)
 	ctx->destroying = 1;
 	pc_err(ctx, -ECANCELED, "context destroyed");
 	pc_compounds_fail_all(ctx, -ECANCELED);
+	/* SCSI commands in flight complete as cancelled, while their I/O and layouts are still there. */
+	pc_devices_stop(ctx);
 	/* Calls still waiting on timers complete as cancelled. */
 	while (ctx->timers) {
 		struct pc_timer *t = ctx->timers;

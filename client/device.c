@@ -515,18 +515,10 @@ nfsstat4 pc_device_notify(struct pnfs_context *ctx, const CB_NOTIFY_DEVICEID4arg
 	return NFS4_OK;
 }
 
-void pc_devices_free(struct pnfs_context *ctx)
+void pc_devices_stop(struct pnfs_context *ctx)
 {
-	while (ctx->devices_list) {
-		struct pc_device *d = ctx->devices_list;
-		ctx->devices_list = d->next;
+	for (struct pc_device *d = ctx->devices_list; d; d = d->next) {
 		job_abandon(d);
-		while (d->waiters) {
-			struct pc_waiter *w = d->waiters;
-			d->waiters = w->next;
-			free(w);
-		}
-		blkmap_vol_free(d->vol);
 		while (d->bms) {
 			struct pc_bm *b = d->bms;
 			d->bms = b->next;
@@ -534,6 +526,21 @@ void pc_devices_free(struct pnfs_context *ctx)
 			blkmap_ctx_destroy(b->bm);
 			free(b);
 		}
+	}
+}
+
+void pc_devices_free(struct pnfs_context *ctx)
+{
+	pc_devices_stop(ctx);
+	while (ctx->devices_list) {
+		struct pc_device *d = ctx->devices_list;
+		ctx->devices_list = d->next;
+		while (d->waiters) {
+			struct pc_waiter *w = d->waiters;
+			d->waiters = w->next;
+			free(w);
+		}
+		blkmap_vol_free(d->vol);
 		free(d);
 	}
 }

@@ -346,6 +346,9 @@ nfsstat4 pc_layout_recall(struct pnfs_context *ctx, const CB_LAYOUTRECALL4args *
 nfsstat4 pc_layout_recall_any(struct pnfs_context *ctx, const CB_RECALL_ANY4args *a);
 nfsstat4 pc_device_notify(struct pnfs_context *ctx, const CB_NOTIFY_DEVICEID4args *a);
 void pc_devices_free(struct pnfs_context *ctx);
+/* device.c: abandon running resolutions and destroy the devices' blkmap contexts: the commands in
+ * flight complete with -ECANCELED (their callbacks run). For a context being destroyed. */
+void pc_devices_stop(struct pnfs_context *ctx);
 /* layout.c: every I/O waiting on a layout (for a LAYOUTGET, a device, a recall) ends with status:
  * the context is being destroyed. */
 void pc_layouts_cancel_waiting(struct pnfs_context *ctx, int status);

@@ -654,6 +654,11 @@ static void io_maybe_complete(struct pc_io *io)
 		io_finish(io, (int)(io->len > INT32_MAX ? INT32_MAX : io->len));
 		return;
 	}
+	if (fh->ctx->destroying) {
+		/* cancelled by pnfs_context_destroy: there is no MDS path left to redo it on */
+		io_finish(io, -ECANCELED);
+		return;
+	}
 	/* The SAN path failed: stop using it for this file, return the layout, redo through the MDS. */
 	if (io->errdev) {
 		if (io->err == -EBADE) {

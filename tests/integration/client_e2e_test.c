@@ -1230,6 +1230,39 @@ static void test_silent_portal(void)
 	free(back);
 }
 
+/* ---- destroyed with I/O in flight ------------------------------------------------------------- */
+
+/* pnfs_context_destroy with direct writes in flight on the LUNs: each write completes once, written
+ * or cancelled (-ECANCELED), and nothing is touched after it is freed (the ASan build checks that).
+ * The file is left as it is: the MDS keeps the gone client's state until its lease runs out. */
+static void test_destroy_in_flight(void)
+{
+	NEED_LAB();
+	const size_t len = 4 * MIB;
+	const int n = 8;
+	char *data = malloc(len * (size_t)n);
+	struct pnfs_context *ctx = client(INITIATOR_A, 0);
+	struct pnfs_stats st;
+	struct pnfs_fh *fh;
+	struct ops w = { 0 };
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	test_fill_random(data, len * (size_t)n, 91);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/destroyed-mid-write", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh), 0);
+	/* the layout and the device first */
+	CU_ASSERT_EQUAL_FATAL(pnfs_pwrite(ctx, fh, data, 4096, 0), 4096);
+	for (int i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(pnfs_pwrite_async(ctx, fh, data + (size_t)i * len, len, (uint64_t)i * len, ops_cb, &w), 0);
+	CU_ASSERT(pnfs_run_once(ctx, 0) >= 0);
+	pnfs_get_stats(ctx, &st);
+	CU_ASSERT_EQUAL(st.mds_data_written, 0);
+	pnfs_context_destroy(ctx);
+	CU_ASSERT_EQUAL(w.done, n);
+	CU_ASSERT(w.bad >= 1);
+	CU_ASSERT_EQUAL(w.first_err, -ECANCELED);
+	free(data);
+}
+
 TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "sizes_0_to_512MiB_with_pnfs_cp", test_sizes },
 	   { "two_clients_disjoint_ranges", test_two_clients },
@@ -1239,4 +1272,5 @@ TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "destination_full", test_destination_full },
 	   { "unanswered_calls", test_unanswered_calls },
 	   { "layout_held_elsewhere", test_layout_held_elsewhere },
-	   { "silent_portal_while_resolving", test_silent_portal });
+	   { "silent_portal_while_resolving", test_silent_portal },
+	   { "destroyed_with_io_in_flight", test_destroy_in_flight });
