@@ -280,6 +280,7 @@ int pnfs_service(struct pnfs_context *ctx, int revents)
 		if (w && w->added)
 			w->fn(ctx, w, evs[i].events);
 	}
+	pc_devices_retire(ctx);
 	run_timers(ctx);
 	ctx->servicing = 0;
 	timerfd_rearm(ctx);

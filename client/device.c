@@ -195,6 +195,20 @@ static void job_run(struct pc_resolve *j)
 	}
 }
 
+/* A thread of the library's own: it takes no signals, they are for the application's threads.
+ * Returns 0 or -errno. */
+static int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 static void *job_main(void *arg)
 {
 	struct pc_resolve *j = arg;
@@ -266,7 +280,9 @@ static void job_finish(struct pc_device *d, struct pc_resolve *j)
 	b->next = d->bms;
 	d->bms = b;
 	/* The volume this one replaces (a device the server changed) goes; its context stays with the
-	 * device, serviced, for the I/O it may still complete. */
+	 * device, serviced, for the I/O it may still complete, and is closed once that is done. */
+	if (b->next)
+		ctx->devices_retiring = 1;
 	blkmap_vol_free(d->vol);
 	d->vol = j->vol;
 	j->vol = NULL;
@@ -344,12 +360,7 @@ static int resolve_start(struct pc_device *d, struct blkmap_vol *vol)
 	j->w.fn = job_ready;
 	rc = j->w.fd < 0 ? -errno : pc_watch_add(d->ctx, &j->w);
 	if (rc == 0) {
-		sigset_t all, old;
-		/* the thread takes no signals: they are for the application's own threads */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		rc = -pthread_create(&j->thread, NULL, job_main, j);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		rc = thread_start(&j->thread, job_main, j);
 		if (rc < 0)
 			pc_watch_del(d->ctx, &j->w);
 	}
@@ -513,6 +524,48 @@ nfsstat4 pc_device_notify(struct pnfs_context *ctx, const CB_NOTIFY_DEVICEID4arg
 		xdr_destroy(&x);
 	}
 	return NFS4_OK;
+}
+
+static void *retire_main(void *arg)
+{
+	blkmap_ctx_destroy(arg);
+	return NULL;
+}
+
+/* Close a replaced context: its sessions log out on a thread, as a portal that stopped answering
+ * (often why the server changed the device) holds a logout up to a second. */
+static void bm_retire(struct pnfs_context *ctx, struct pc_bm *b)
+{
+	pthread_t t;
+
+	pc_watch_del(ctx, &b->w);
+	if (thread_start(&t, retire_main, b->bm) == 0)
+		pthread_detach(t);
+	else
+		blkmap_ctx_destroy(b->bm);
+	free(b);
+}
+
+void pc_devices_retire(struct pnfs_context *ctx)
+{
+	if (!ctx->devices_retiring)
+		return;
+	ctx->devices_retiring = 0;
+	for (struct pc_device *d = ctx->devices_list; d; d = d->next) {
+		/* the first is the device's current context */
+		struct pc_bm **pp = d->bms ? &d->bms->next : NULL;
+		while (pp && *pp) {
+			struct pc_bm *b = *pp;
+			if (blkmap_outstanding(b->bm) > 0) {
+				ctx->devices_retiring = 1;
+				pp = &b->next;
+				continue;
+			}
+			*pp = b->next;
+			LOG_DEBUG("pnfs: device %s: closing the LUN sessions its new volume replaced", hexid(d->id));
+			bm_retire(ctx, b);
+		}
+	}
 }
 
 void pc_devices_stop(struct pnfs_context *ctx)

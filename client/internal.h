@@ -349,6 +349,9 @@ void pc_devices_free(struct pnfs_context *ctx);
 /* device.c: abandon running resolutions and destroy the devices' blkmap contexts: the commands in
  * flight complete with -ECANCELED (their callbacks run). For a context being destroyed. */
 void pc_devices_stop(struct pnfs_context *ctx);
+/* device.c: close the blkmap contexts that a device's newer resolution replaced (a device the server
+ * changed) once their last command is done. From the loop, outside every callback. */
+void pc_devices_retire(struct pnfs_context *ctx);
 /* layout.c: every I/O waiting on a layout (for a LAYOUTGET, a device, a recall) ends with status:
  * the context is being destroyed. */
 void pc_layouts_cancel_waiting(struct pnfs_context *ctx, int status);
@@ -431,6 +434,7 @@ struct pnfs_context {
 	/* files and the data path */
 	struct pnfs_fh *files;
 	struct pc_device *devices_list;
+	int devices_retiring;            /* some device keeps a replaced blkmap context */
 	struct pc_layout *layouts;
 	layouttype4 layout_type;         /* what LAYOUTGET asks for: SCSI, block, or 0 (none offered) */
 	int direct;                      /* layouts and block I/O are on (not --mds-io) */

@@ -53,7 +53,7 @@ struct pc_device {
 	struct pc_waiter *waiters;
 	struct pc_resolve *job;     /* the resolution running on its thread (RESOLVING) */
 	struct pc_bm *bms;          /* its blkmap contexts: the current one first, then earlier ones
-	                               that may still complete I/O (freed with the device) */
+	                               that may still complete I/O (closed once idle) */
 	uint32_t maxcount;          /* GETDEVICEINFO gdia_maxcount (grows on NFS4ERR_TOOSMALL) */
 };
 

@@ -14,8 +14,10 @@
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -470,6 +472,116 @@ static void test_in_flight_and_recall(void)
 	free(marker);
 }
 
+/* This process's established TCP connections to 127.0.0.1:port (its iSCSI sessions to a lab). */
+static int sessions_to(int port)
+{
+	unsigned long inodes[256];
+	int ninodes = 0, n = 0;
+	char line[512];
+	FILE *f = fopen("/proc/net/tcp", "r");
+	DIR *dir;
+	struct dirent *de;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && ninodes < 256) {
+		unsigned rport, st;
+		unsigned long ino;
+		/* sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode */
+		if (sscanf(line, " %*d: %*x:%*x %*x:%x %x %*x:%*x %*x:%*x %*x %*u %*u %lu", &rport, &st, &ino) == 3 &&
+		    rport == (unsigned)port && st == 1)
+			inodes[ninodes++] = ino;
+	}
+	fclose(f);
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir))) {
+		char path[300], target[64];
+		ssize_t len;
+		unsigned long ino;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = 0;
+		if (sscanf(target, "socket:[%lu]", &ino) != 1)
+			continue;
+		for (int i = 0; i < ninodes; i++)
+			if (inodes[i] == ino)
+				n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Wait up to 5 s, servicing the client, for its sessions to the lab to come to want. */
+static int sessions_settle(struct pnfs_context *ctx, int port, int want)
+{
+	int n = sessions_to(port);
+	for (int i = 0; i < 500 && n != want; i++) {
+		pnfs_service(ctx, POLLIN);
+		usleep(10000);
+		n = sessions_to(port);
+	}
+	return n;
+}
+
+/* The server changed the device (CB_NOTIFY_DEVICEID) and the client resolved it again, into a context
+ * of its own, while writes were in flight on the first: those complete there, new I/O goes to the new
+ * context, and the first context's sessions are closed once its last command is done. */
+static void test_device_changed(void)
+{
+	NEED_LAB();
+	struct pnfs_context *ctx = client(0, lab);
+	struct blkmap_vol *vol = pool_device(ctx), *vol2 = NULL;
+	uint64_t base = vol_size(vol) - 40 * MIB;
+	const size_t chunk = 2 * MIB;
+	const int n = 8;
+	char *buf = malloc((size_t)n * chunk), *back = malloc((size_t)n * chunk), err[300];
+	struct pnfs_extent e = ext(0, 32 * MIB, base, PNFS_EXT_READ_WRITE, DEVID);
+	struct pnfs_fh *fh = create(ctx, "changed");
+	struct flight f = { 0 };
+	struct pnfs_stats st;
+
+	CU_ASSERT_EQUAL(sessions_to(lab->port), 4);
+	test_fill_random(buf, (size_t)n * chunk, 21);
+	CU_ASSERT_EQUAL_FATAL(pc_test_inject_segment(fh, 0, 32 * MIB, LAYOUTIOMODE4_RW, &e, 1), 0);
+	for (int i = 0; i < n / 2; i++)
+		CU_ASSERT_EQUAL(pnfs_pwrite_async(ctx, fh, buf + (size_t)i * chunk, chunk, (uint64_t)i * chunk, flight_cb,
+						  &f), 0);
+	/* the device is resolved again with writes still in flight on its first context */
+	CU_ASSERT_EQUAL_FATAL(blkmap_vol_read_pool(mds->pool, &vol2, err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL_FATAL(pc_test_inject_device(ctx, DEVID, LAYOUT4_BLOCK_VOLUME, vol2), 0);
+	CU_ASSERT_EQUAL(pnfs_outstanding(ctx), (unsigned)(n / 2));
+	CU_ASSERT_EQUAL(sessions_to(lab->port), 8);
+	for (int i = n / 2; i < n; i++)
+		CU_ASSERT_EQUAL(pnfs_pwrite_async(ctx, fh, buf + (size_t)i * chunk, chunk, (uint64_t)i * chunk, flight_cb,
+						  &f), 0);
+	while (f.done < n)
+		CU_ASSERT_EQUAL_FATAL(pnfs_run_once(ctx, 5000), 0);
+	CU_ASSERT_EQUAL(f.bad, 0);
+	/* the first context is idle: its four sessions go, the new context's four stay */
+	CU_ASSERT_EQUAL(sessions_settle(ctx, lab->port, 4), 4);
+	CU_ASSERT_EQUAL(pnfs_pread(ctx, fh, back, (size_t)n * chunk, 0), (ssize_t)((size_t)n * chunk));
+	CU_ASSERT_EQUAL(memcmp(buf, back, (size_t)n * chunk), 0);
+	pnfs_get_stats(ctx, &st);
+	CU_ASSERT_EQUAL(st.direct_bytes_written, (uint64_t)n * chunk);
+	CU_ASSERT_EQUAL(st.direct_bytes_read, (uint64_t)n * chunk);
+	CU_ASSERT_EQUAL(st.mds_data_written, 0);
+	/* and the bytes are on the LUNs, where the extent says */
+	memset(back, 0, (size_t)n * chunk);
+	CU_ASSERT_EQUAL(vol_files_io(lab, pnfs_device_volume(ctx, DEVID), base, back, (size_t)n * chunk, 0, NULL), 0);
+	CU_ASSERT_EQUAL(memcmp(buf, back, (size_t)n * chunk), 0);
+	close_quiet(ctx, fh);
+	pnfs_unlink(ctx, "changed");
+	pnfs_umount(ctx);
+	pnfs_context_destroy(ctx);
+	CU_ASSERT_EQUAL(sessions_to(lab->port), 0);
+	free(buf);
+	free(back);
+}
+
 /* A SCSI layout: the client registers the key GETDEVICEINFO gave on the LUN before I/O; the "MDS"
  * (another initiator holding an Exclusive Access - Registrants Only reservation) preempts it; the next
  * write gets RESERVATION CONFLICT and the client falls back to the MDS path: the data still arrives. */
@@ -589,5 +701,6 @@ TEST_SUITE(client_direct, "integration/client_direct", suite_init, suite_clean,
 	   { "copy_on_write", test_copy_on_write },
 	   { "holes_and_unwritable", test_holes_and_unwritable },
 	   { "in_flight_and_recall", test_in_flight_and_recall },
+	   { "device_changed", test_device_changed },
 	   { "scsi_fencing", test_scsi_fencing },
 	   { "unreachable_san", test_unreachable_san });
