@@ -26,6 +26,8 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 endif
 
 PARTS := proto blkmap mds client tools
+# The release, from the VERSION file: `PROGRAM --version` prints it.
+VERSION := $(shell cat VERSION)
 # Program entries: <folder>/<name>_main.c -> $(BUILD)/bin/<program>
 PROG_blkmap       := blkmap/blkmap_main.c
 PROG_pnfs-mds     := mds/mds_main.c
@@ -154,9 +156,15 @@ $(addprefix $(BUILD)/bin/,$(PROGRAMS)):
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/bin/san-lab: tools/san-lab
+$(BUILD)/bin/san-lab: tools/san-lab VERSION
 	@mkdir -p $(dir $@)
-	cp $< $@ && chmod 755 $@
+	sed 's/^SAN_LAB_VERSION=.*/SAN_LAB_VERSION=$(VERSION)/' $< > $@ && chmod 755 $@
+
+# The version for the C programs: rewritten only when VERSION says something new.
+$(BUILD)/gen/version.h: VERSION
+	@mkdir -p $(dir $@)
+	printf '#define PNFS_VERSION "%s"\n' '$(VERSION)' > $@
+$(BUILD)/proto/log.o: $(BUILD)/gen/version.h
 
 $(TEST_RUNNER): $(TEST_OBJS) $(LINK_all)
 	@mkdir -p $(dir $@)

@@ -53,6 +53,7 @@ static void usage(FILE *f)
 		"  --queue-depth N   commands in flight per LUN (default 32)\n"
 		"  --text            show: print the text form\n"
 		"  -v, --verbose     more messages             -h, --help       this text\n"
+		"  --version         the release (as the only argument)\n"
 		"Sizes and offsets take K, M, G, T suffixes. Exit status: 0 ok, 1 failure, 2 usage error.\n");
 }
 
@@ -508,6 +509,7 @@ int main(int argc, char **argv)
 	int c, rc, known = 0, is_scsi = 0, sources;
 
 	proto_log_set_prog(PROG);
+	proto_version_exit(argc, argv, PROG);
 	if (argc < 2)
 		return usage(stderr), 2;
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

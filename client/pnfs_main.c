@@ -90,6 +90,7 @@ static void usage(FILE *f)
 		"  --stats              print I/O counters (MDS bytes, direct bytes, layouts) at the end\n"
 		"  -v, --verbose        more messages (twice: debug)\n"
 		"  -h, --help           this text\n"
+		"  --version            the release (as the only argument)\n"
 		"\n"
 		"Exit status: 0 success, 1 failure, 2 usage error.\n");
 }
@@ -1286,6 +1287,7 @@ int main(int argc, char **argv)
 	const char *cmd;
 	int c, status;
 
+	proto_version_exit(argc, argv, "pnfs");
 	/* Options may come before or after the command ("pnfs ls -l URL"). */
 	while ((c = getopt_long(argc, argv, "+qvhlp", lo, NULL)) != -1) {
 		switch (c) {

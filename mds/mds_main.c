@@ -45,6 +45,7 @@ static void usage(FILE *f)
 	}
 	fprintf(f, "  %-26s %s\n", "-F", "same as --foreground");
 	fprintf(f, "  %-26s %s\n", "-h, --help", "this text");
+	fprintf(f, "  %-26s %s\n", "--version", "the release (as the only argument)");
 	fprintf(f, "\nConfig file: one 'key = value' per line, '#' starts a comment, a bare switch\n"
 		   "name ('foreground') means yes; 'export' may appear many times. Errors name the line.\n"
 		   "Signals: SIGTERM/SIGINT stop cleanly (every transaction is committed before each\n"
@@ -223,6 +224,7 @@ int main(int argc, char **argv)
 	const char *pid_file = NULL;
 	int report_fd = -1, rc;
 
+	proto_version_exit(argc, argv, "pnfs-mds");
 	if (parse_args(argc, argv, s) != 0)
 		return 2;
 	if (build_config(s, cfg, err, sizeof(err)) != 0) {

@@ -1,9 +1,11 @@
 /* Logger: one line per message, with a timestamp and level on stderr, or through syslog(3). */
 #include "proto/log.h"
+#include "version.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
@@ -44,6 +46,14 @@ void proto_log_use_syslog(const char *ident)
 void proto_log_set_prog(const char *prog)
 {
 	prog_name = prog;
+}
+
+void proto_version_exit(int argc, char **argv, const char *prog)
+{
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("%s %s\n", prog, PNFS_VERSION);
+		exit(0);
+	}
 }
 
 void proto_log(enum proto_log_level level, const char *fmt, ...)

@@ -19,6 +19,8 @@ int proto_log_parse_level(const char *name, enum proto_log_level *out);
 void proto_log_use_syslog(const char *ident);
 /* Prefix stderr lines with this program name (default none). The string is borrowed. */
 void proto_log_set_prog(const char *prog);
+/* `PROG --version` (as the only argument): print the program name and the release, exit 0. */
+void proto_version_exit(int argc, char **argv, const char *prog);
 
 void proto_log(enum proto_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

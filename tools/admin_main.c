@@ -35,7 +35,8 @@ static void usage_main(FILE *o)
 		"Common options:\n"
 		"  --initiator IQN     iSCSI initiator name (default: blkmap's)\n"
 		"  --timeout SECONDS   per SCSI command and login (default 10)\n"
-		"  -h, --help          help (also after a command)\n\n"
+		"  -h, --help          help (also after a command)\n"
+		"  --version           the release (as the only argument)\n\n"
 		"LUN-URL: iscsi://[user%%password@]host[:port]/target-iqn/lun, or a block device path.\n"
 		"Exit status: 0 ok, 1 failure, 2 usage error.\n");
 }
@@ -554,6 +555,7 @@ static int cmd_check(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	proto_log_set_prog("pnfs-admin");
+	proto_version_exit(argc, argv, "pnfs-admin");
 	if (argc < 2) {
 		usage_main(stderr);
 		return EXIT_USAGE;

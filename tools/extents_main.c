@@ -50,7 +50,8 @@ static void usage(FILE *o)
 		"  --scan-local         pnfs://: also consider local block devices\n"
 		"  --initiator IQN      iSCSI initiator name\n"
 		"  --timeout SECONDS    per SCSI command and login (default 10)\n"
-		"  -h, --help           this text\n\n"
+		"  -h, --help           this text\n"
+		"  --version            the release (as the only argument)\n\n"
 		"With a pnfs:// URL the file is read as a client reads it: a READ layout, in which data\n"
 		"shows as READ and never-written blocks as NONE; the LUNs are found through --portal and\n"
 		"--device (with neither, local block devices); a SCSI layout's key is registered on them,\n"
@@ -303,6 +304,7 @@ int main(int argc, char **argv)
 	int rc, status = 0;
 
 	proto_log_set_prog("pnfs-extents");
+	proto_version_exit(argc, argv, "pnfs-extents");
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc == 1 ? 0 : rc;

@@ -1,6 +1,7 @@
 /* The man pages as admins meet them: `make install PREFIX=DIR` puts every command and its page
  * under DIR (bin, share/man/man1, share/man/man8), `man` renders each page from there with its NAME
- * section, and every long option a command's --help lists is in its page. */
+ * section, every long option a command's --help lists is in its page, and each command's --version
+ * prints its name and the release in the VERSION file. */
 #include "tests/harness.h"
 
 #include <limits.h>
@@ -87,6 +88,26 @@ static void test_install_and_render(void)
 					page);
 				CU_FAIL("NAME section");
 			}
+		}
+		/* --version: the name and the release in the VERSION file */
+		{
+			char *ver = NULL, want[128], release[64] = "";
+			FILE *f;
+			snprintf(path, sizeof(path), "%s/VERSION", top);
+			f = fopen(path, "r");
+			CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+			CU_ASSERT_PTR_NOT_NULL(fgets(release, sizeof(release), f));
+			fclose(f);
+			release[strcspn(release, "\n")] = 0;
+			CU_ASSERT(strlen(release) > 0);
+			snprintf(want, sizeof(want), "%s %s\n", pages[i].name, release);
+			CU_ASSERT_EQUAL(test_run(&ver, "%s/usr/bin/%s --version 2>&1", dir, pages[i].name), 0);
+			if (!ver || strcmp(ver, want) != 0) {
+				fprintf(stderr, "\n  %s --version printed '%s', not '%s'\n", pages[i].name, ver ? ver : "",
+					want);
+				CU_FAIL("--version");
+			}
+			free(ver);
 		}
 		CU_ASSERT_PTR_NOT_NULL(strstr(page, "SYNOPSIS"));
 		CU_ASSERT_PTR_NOT_NULL(strstr(page, "EXIT STATUS"));
