@@ -50,10 +50,9 @@ struct pc_device *pc_device_get(struct pnfs_context *ctx, const uint8_t id[NFS4_
 	return d;
 }
 
-void pc_device_put(struct pc_device *d)
+static int device_gone(const struct pc_device *d)
 {
-	if (d && d->refs)
-		d->refs--;
+	return d->state == PC_DEV_FAILED || d->state == PC_DEV_FENCED;
 }
 
 static void wake(struct pc_device *d)
@@ -81,6 +80,8 @@ void pc_device_fail(struct pc_device *d, enum pc_dev_state st, const char *fmt, 
 	va_end(ap);
 	if (st == PC_DEV_FENCED)
 		d->ctx->stats.fenced++;
+	if (d->bms)
+		d->ctx->devices_retiring = 1;
 	LOG_WARN("pnfs: device %s: %s", hexid(d->id), d->why);
 	wake(d);
 }
@@ -546,23 +547,53 @@ static void bm_retire(struct pnfs_context *ctx, struct pc_bm *b)
 	free(b);
 }
 
+/* A failed or fenced device's volume lets go of its LUNs (its context is about to close) and keeps
+ * its description and sizes, for pnfs_device_info. */
+static void vol_unbind(struct blkmap_vol *vol)
+{
+	for (uint32_t i = 0; vol && i < blkmap_vol_count(vol); i++)
+		if (blkmap_vol_is_leaf(vol, i) && blkmap_vol_leaf_dev(vol, i)) {
+			uint64_t size = blkmap_vol_size_bytes(vol, i);
+			blkmap_vol_bind(vol, i, NULL);
+			blkmap_vol_set_leaf_size(vol, i, size);
+		}
+	if (vol)
+		blkmap_vol_validate(vol);
+}
+
+/* Close the blkmap contexts no I/O can reach any more, once idle: those a newer resolution replaced,
+ * and every one of a device that failed or was fenced, once no layout has data on it to flush
+ * before a LAYOUTCOMMIT. */
 void pc_devices_retire(struct pnfs_context *ctx)
 {
 	if (!ctx->devices_retiring)
 		return;
 	ctx->devices_retiring = 0;
 	for (struct pc_device *d = ctx->devices_list; d; d = d->next) {
-		/* the first is the device's current context */
-		struct pc_bm **pp = d->bms ? &d->bms->next : NULL;
-		while (pp && *pp) {
+		int gone = device_gone(d);
+		struct pc_bm **pp;
+
+		if (!d->bms)
+			continue;
+		/* extents may still point at a gone device: I/O through them goes to the MDS */
+		if (gone && pc_layouts_hold_device(ctx, d)) {
+			ctx->devices_retiring = 1;
+			continue;
+		}
+		/* a usable device's first context is its current one */
+		pp = gone ? &d->bms : &d->bms->next;
+		while (*pp) {
 			struct pc_bm *b = *pp;
 			if (blkmap_outstanding(b->bm) > 0) {
 				ctx->devices_retiring = 1;
 				pp = &b->next;
 				continue;
 			}
+			if (pp == &d->bms)
+				vol_unbind(d->vol); /* the current context: the volume may be bound to its LUNs */
 			*pp = b->next;
-			LOG_DEBUG("pnfs: device %s: closing the LUN sessions its new volume replaced", hexid(d->id));
+			LOG_DEBUG("pnfs: device %s: closing LUN sessions %s", hexid(d->id),
+				  gone ? "no I/O can use any more" : "its new volume replaced");
 			bm_retire(ctx, b);
 		}
 	}

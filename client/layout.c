@@ -174,6 +174,24 @@ void pc_layouts_cancel_waiting(struct pnfs_context *ctx, int status)
 	}
 }
 
+int pc_layouts_hold_device(struct pnfs_context *ctx, const struct pc_device *d)
+{
+	for (struct pc_layout *lo = ctx->layouts; lo; lo = lo->next) {
+		if (lo->committing || lo->ow_all)
+			return 1; /* a commit's flush may name it (its own list is not kept here) */
+		for (unsigned i = 0; i < lo->now_devs; i++)
+			if (lo->ow_devs[i] == d)
+				return 1;
+		for (size_t i = 0; i < lo->ndirty; i++)
+			if (lo->dirty[i].dev == d)
+				return 1;
+		for (size_t i = 0; i < lo->ncommitting; i++)
+			if (lo->committing_list[i].dev == d)
+				return 1;
+	}
+	return 0;
+}
+
 /* Mark every waiting I/O to go through the MDS (the layout path gave up), then step them. */
 static void waiters_to_mds(struct pc_layout *lo)
 {
@@ -1117,7 +1135,7 @@ static void commit_flush(struct commit_run *cr)
 		flush_note_err(cr, -ENOMEM, "%s", "out of memory");
 	if (cr->ow_all) {
 		for (struct pc_device *d = lo->ctx->devices_list; d; d = d->next)
-			if (d->vol)
+			if (d->vol && d->bms) /* one never resolved, or closed, holds nothing of ours */
 				flush_device(cr, d, NULL, 0);
 	} else {
 		for (unsigned i = 0; i < cr->now_devs; i++)

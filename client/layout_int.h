@@ -49,7 +49,6 @@ struct pc_device {
 	uint64_t size_bytes;
 	char why[400];
 	int stale;                  /* CB_NOTIFY_DEVICEID change: fetch again before new I/O */
-	unsigned refs;              /* extents pointing at it */
 	struct pc_waiter *waiters;
 	struct pc_resolve *job;     /* the resolution running on its thread (RESOLVING) */
 	struct pc_bm *bms;          /* its blkmap contexts: the current one first, then earlier ones
@@ -171,7 +170,6 @@ struct pc_device *pc_device_get(struct pnfs_context *ctx, const uint8_t id[NFS4_
 /* 1: ready; 0: not yet (fn(ctx, arg) runs when it settles); -errno: unusable (d->why says why). */
 int pc_device_ensure(struct pc_device *d, void (*fn)(struct pnfs_context *, void *), void *arg);
 void pc_device_fail(struct pc_device *d, enum pc_dev_state st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void pc_device_put(struct pc_device *d);
 
 /* layout.c */
 struct pc_layout *pc_layout_attach(struct pnfs_fh *fh);
@@ -196,6 +194,8 @@ int pc_dirty_state(struct pc_layout *lo, uint64_t foff, uint64_t len);
 uint64_t pc_dirty_boundary(struct pc_layout *lo, uint64_t foff, uint64_t limit);
 void pc_dirty_add(struct pc_layout *lo, uint64_t foff, uint64_t len, uint64_t soff, struct pc_device *dev,
 		  int invalid);
+/* Whether a LAYOUTCOMMIT still has to flush d (dirty ranges on it, or a commit in flight). */
+int pc_layouts_hold_device(struct pnfs_context *ctx, const struct pc_device *d);
 /* A write through a READ_WRITE_DATA extent of dev landed: the next commit flushes dev first. */
 void pc_layout_note_overwrite(struct pc_layout *lo, struct pc_device *dev);
 int pc_lock_try(struct pc_layout *lo, uint64_t start, uint64_t end, struct pc_lock **out);

@@ -582,6 +582,144 @@ static void test_device_changed(void)
 	free(back);
 }
 
+/* Service the client for a while (no wait for a state: for counts that must not change). */
+static void service_for_ms(struct pnfs_context *ctx, int ms)
+{
+	for (int i = 0; i < ms / 10; i++) {
+		pnfs_service(ctx, POLLIN);
+		usleep(10000);
+	}
+}
+
+/* CB_NOTIFY_DEVICEID with one NOTIFY_DEVICEID4_DELETE for a block volume device, as the backchannel
+ * hands it over. */
+static void notify_delete(struct pnfs_context *ctx, const uint8_t id[NFS4_DEVICEID4_SIZE])
+{
+	notify_deviceid_delete4 del;
+	CB_NOTIFY_DEVICEID4args a;
+	uint32_t bit = 1u << NOTIFY_DEVICEID4_DELETE;
+	char body[64];
+	notify4 n;
+	XDR x;
+
+	memset(&del, 0, sizeof(del));
+	del.ndd_layouttype = LAYOUT4_BLOCK_VOLUME;
+	memcpy(del.ndd_deviceid, id, NFS4_DEVICEID4_SIZE);
+	xdrmem_create(&x, body, sizeof(body), XDR_ENCODE);
+	CU_ASSERT_FATAL(xdr_notify_deviceid_delete4(&x, &del));
+	n.notify_mask.bitmap4_len = 1;
+	n.notify_mask.bitmap4_val = &bit;
+	n.notify_vals.notifylist4_len = xdr_getpos(&x);
+	n.notify_vals.notifylist4_val = body;
+	a.cnda_changes.cnda_changes_len = 1;
+	a.cnda_changes.cnda_changes_val = &n;
+	CU_ASSERT_EQUAL(pc_device_notify(ctx, &a), NFS4_OK);
+	xdr_destroy(&x);
+}
+
+/* The server deleted the device. Its LUN sessions stay while a file's extent points at it and a
+ * write on it waits for its commit, and close once that file is closed. The device keeps its
+ * description (for pnfs_device_info), and new I/O through an extent on it goes to the MDS. */
+static void test_device_deleted(void)
+{
+	NEED_LAB();
+	struct pnfs_context *ctx = client(0, lab);
+	struct blkmap_vol *vol = pool_device(ctx), *dvol = NULL;
+	const uint64_t size = vol_size(vol), base = size - 40 * MIB;
+	struct pnfs_extent e = ext(0, 4 * MIB, base, PNFS_EXT_READ_WRITE, DEVID);
+	struct pnfs_fh *fh = create(ctx, "deleted");
+	static char buf[65536], back[65536];
+	struct pnfs_stats st;
+	const char *why = NULL;
+
+	CU_ASSERT_EQUAL(sessions_to(lab->port), 4);
+	CU_ASSERT_EQUAL_FATAL(pc_test_inject_segment(fh, 0, 4 * MIB, LAYOUTIOMODE4_RW, &e, 1), 0);
+	test_fill_random(buf, sizeof(buf), 31);
+	CU_ASSERT_EQUAL(pnfs_pwrite(ctx, fh, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	pnfs_get_stats(ctx, &st);
+	CU_ASSERT_EQUAL(st.direct_bytes_written, sizeof(buf));
+	notify_delete(ctx, DEVID);
+	CU_ASSERT_EQUAL(pnfs_device_info(ctx, DEVID, NULL, &why), 0);
+	CU_ASSERT_STRING_EQUAL(why, "deleted by the server");
+	/* the open file's extent and its uncommitted write still need the LUNs */
+	service_for_ms(ctx, 200);
+	CU_ASSERT_EQUAL(sessions_to(lab->port), 4);
+	close_quiet(ctx, fh);
+	CU_ASSERT_EQUAL(sessions_settle(ctx, lab->port, 0), 0);
+	/* the description stays, with its size */
+	CU_ASSERT_EQUAL(pnfs_device_info(ctx, DEVID, &dvol, &why), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dvol);
+	CU_ASSERT_EQUAL(vol_size(dvol), size);
+	CU_ASSERT_STRING_EQUAL(why, "deleted by the server");
+	/* an extent on the deleted device: the write goes through the MDS and reads back */
+	fh = create(ctx, "deleted2");
+	CU_ASSERT_EQUAL_FATAL(pc_test_inject_segment(fh, 0, 4 * MIB, LAYOUTIOMODE4_RW, &e, 1), 0);
+	test_fill_random(buf, sizeof(buf), 32);
+	CU_ASSERT_EQUAL(pnfs_pwrite(ctx, fh, buf, sizeof(buf), 4096), (ssize_t)sizeof(buf));
+	CU_ASSERT_EQUAL(pnfs_pread(ctx, fh, back, sizeof(back), 4096), (ssize_t)sizeof(back));
+	CU_ASSERT_EQUAL(memcmp(buf, back, sizeof(buf)), 0);
+	pnfs_get_stats(ctx, &st);
+	CU_ASSERT_EQUAL(st.direct_bytes_written, sizeof(buf));
+	CU_ASSERT_EQUAL(st.mds_data_written, sizeof(buf));
+	CU_ASSERT_EQUAL(sessions_to(lab->port), 0);
+	close_quiet(ctx, fh);
+	pnfs_unlink(ctx, "deleted");
+	pnfs_unlink(ctx, "deleted2");
+	pnfs_umount(ctx);
+	pnfs_context_destroy(ctx);
+}
+
+/* Writes through READ_WRITE_DATA extents on more devices than a layout remembers: the commit flushes
+ * every device the client has LUNs for, and skips one it never found (which has none to flush). */
+static void test_commit_many_devices(void)
+{
+	NEED_LAB();
+	struct pnfs_context *ctx = client(0, lab);
+	enum { NDEV = PC_OW_DEVS_MAX + 1 };
+	struct pnfs_extent e[NDEV];
+	uint8_t ids[NDEV + 1][16];
+	struct blkmap_vol *vol = NULL, *nowhere = NULL;
+	static char buf[NDEV * MIB], back[NDEV * MIB];
+	char err[300];
+	uint64_t base = 0;
+	struct pnfs_fh *fh;
+	struct pnfs_stats st;
+	const char *why;
+
+	for (int i = 0; i <= NDEV; i++) {
+		memcpy(ids[i], DEVID, 16);
+		ids[i][15] = (uint8_t)('a' + i);
+	}
+	for (int i = 0; i < NDEV; i++) {
+		CU_ASSERT_EQUAL_FATAL(blkmap_vol_read_pool(mds->pool, &vol, err, sizeof(err)), 0);
+		CU_ASSERT_EQUAL_FATAL(pc_test_inject_device(ctx, ids[i], LAYOUT4_BLOCK_VOLUME, vol), 0);
+		base = vol_size(pnfs_device_volume(ctx, ids[i])) - 40 * MIB;
+		e[i] = ext((uint64_t)i * MIB, MIB, base + (uint64_t)i * MIB, PNFS_EXT_READ_WRITE, ids[i]);
+	}
+	/* a device whose LUNs are nowhere (no extent of this file is on it) */
+	CU_ASSERT_EQUAL_FATAL(blkmap_vol_parse_text("simple 0:0123456789abcdef0123456789abcdef\n", &nowhere, err,
+						    sizeof(err)), 0);
+	CU_ASSERT_EQUAL(pc_test_inject_device(ctx, ids[NDEV], LAYOUT4_BLOCK_VOLUME, nowhere), -ENODEV);
+	CU_ASSERT_EQUAL(pnfs_device_info(ctx, ids[NDEV], NULL, &why), 0);
+
+	fh = create(ctx, "many");
+	CU_ASSERT_EQUAL_FATAL(pc_test_inject_segment(fh, 0, NDEV * MIB, LAYOUTIOMODE4_RW, e, NDEV), 0);
+	test_fill_random(buf, sizeof(buf), 41);
+	CU_ASSERT_EQUAL(pnfs_pwrite(ctx, fh, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	pnfs_get_stats(ctx, &st);
+	CU_ASSERT_EQUAL(st.direct_bytes_written, sizeof(buf));
+	/* the flush succeeds and the LAYOUTCOMMIT is sent (pnfs-mds refuses it: it granted no such layout) */
+	CU_ASSERT_EQUAL(pnfs_fsync(ctx, fh), -EIO);
+	CU_ASSERT_PTR_NOT_NULL(strstr(pnfs_get_error(ctx), "LAYOUTCOMMIT failed"));
+	CU_ASSERT_PTR_NULL(strstr(pnfs_get_error(ctx), "stable"));
+	CU_ASSERT_EQUAL(pnfs_pread(ctx, fh, back, sizeof(back), 0), (ssize_t)sizeof(back));
+	CU_ASSERT_EQUAL(memcmp(buf, back, sizeof(buf)), 0);
+	close_quiet(ctx, fh);
+	pnfs_unlink(ctx, "many");
+	pnfs_umount(ctx);
+	pnfs_context_destroy(ctx);
+}
+
 /* A SCSI layout: the client registers the key GETDEVICEINFO gave on the LUN before I/O; the "MDS"
  * (another initiator holding an Exclusive Access - Registrants Only reservation) preempts it; the next
  * write gets RESERVATION CONFLICT and the client falls back to the MDS path: the data still arrives. */
@@ -635,6 +773,7 @@ static void test_scsi_fencing(void)
 	pnfs_get_stats(ctx, &st);
 	CU_ASSERT_EQUAL(st.direct_bytes_written, sizeof(buf));
 	CU_ASSERT_EQUAL(st.fenced, 0);
+	CU_ASSERT_EQUAL(sessions_to(lab1->port), 2); /* the client's and the fencer's */
 
 	/* Fenced. */
 	CU_ASSERT_EQUAL(blkmap_pr_preempt(fdev, mds_key, key, BLKMAP_PR_EXCLUSIVE_ACCESS_REG_ONLY, 1), 0);
@@ -647,6 +786,8 @@ static void test_scsi_fencing(void)
 	/* From now on the file goes through the MDS, and reads back what was written there. */
 	CU_ASSERT_EQUAL(pnfs_pread(ctx, fh, back, sizeof(back), 65536), (ssize_t)sizeof(back));
 	CU_ASSERT_EQUAL(memcmp(buf, back, sizeof(buf)), 0);
+	/* the layout went back when the write was fenced: the device's session closes, the fencer's stays */
+	CU_ASSERT_EQUAL(sessions_settle(ctx, lab1->port, 1), 1);
 	close_quiet(ctx, fh);
 	pnfs_unlink(ctx, "fenced");
 	pnfs_umount(ctx);
@@ -702,5 +843,7 @@ TEST_SUITE(client_direct, "integration/client_direct", suite_init, suite_clean,
 	   { "holes_and_unwritable", test_holes_and_unwritable },
 	   { "in_flight_and_recall", test_in_flight_and_recall },
 	   { "device_changed", test_device_changed },
+	   { "device_deleted", test_device_deleted },
+	   { "commit_many_devices", test_commit_many_devices },
 	   { "scsi_fencing", test_scsi_fencing },
 	   { "unreachable_san", test_unreachable_san });
