@@ -518,20 +518,20 @@ static void portals_luns(struct blkmap_ctx *ctx, struct portal *ps, unsigned np,
 		/* a target that will not take us, or answer, is no candidate */
 		struct job *j = &jobs[k];
 		struct pstep *l = &j->ask;
-		if (j->rc == 0 && l->done && l->status == SCSI_STATUS_GOOD && l->lunlen >= 8) {
-			uint32_t listlen = (uint32_t)l->luns[0] << 24 | (uint32_t)l->luns[1] << 16 |
-					   (uint32_t)l->luns[2] << 8 | l->luns[3];
-			for (uint32_t o = 8; o + 8 <= l->lunlen && o < 8 + (uint64_t)listlen; o += 8) {
-				/* peripheral (00b) or flat (01b) addressing: 14-bit LUN */
-				unsigned lun = ((unsigned)(l->luns[o] & 0x3f) << 8) | l->luns[o + 1];
-				char **n = realloc(*specs, (*nspecs + 1) * sizeof(*n));
-				if (!n)
-					break;
-				*specs = n;
-				if (asprintf(&n[*nspecs], "iscsi://%s%s/%s/%u", j->p->cred, j->p->addr, j->target, lun) >= 0)
-					(*nspecs)++;
-			}
+		unsigned *luns = NULL;
+		int nl = 0;
+		if (j->rc == 0 && l->done && l->status == SCSI_STATUS_GOOD && l->lunlen >= 8 &&
+		    (luns = malloc((l->lunlen / 8) * sizeof(*luns))))
+			nl = bm_parse_report_luns(l->luns, l->lunlen, luns, l->lunlen / 8);
+		for (int i = 0; i < nl; i++) {
+			char **n = realloc(*specs, (*nspecs + 1) * sizeof(*n));
+			if (!n)
+				break;
+			*specs = n;
+			if (asprintf(&n[*nspecs], "iscsi://%s%s/%s/%u", j->p->cred, j->p->addr, j->target, luns[i]) >= 0)
+				(*nspecs)++;
 		}
+		free(luns);
 		free(l->luns);
 	}
 	free(jobs);

@@ -248,6 +248,9 @@ int bm_parse_vpdb0(const uint8_t *d, uint32_t len, uint32_t *max_blocks);
 int bm_parse_readcap16(const uint8_t *d, uint32_t len, uint64_t *blocks, uint32_t *block_bytes);
 int bm_parse_read_keys(const uint8_t *d, uint32_t len, struct blkmap_pr_keys *out);
 int bm_parse_read_resv(const uint8_t *d, uint32_t len, struct blkmap_pr_reservation *out);
+/* REPORT LUNS data: up to max LUN numbers (peripheral or flat addressing, 14 bits; other methods are
+ * skipped), the list length clipped to the bytes received. Returns how many, or -EPROTO. */
+int bm_parse_report_luns(const uint8_t *d, uint32_t len, unsigned *luns, unsigned max);
 /* SCSI status + sense to -errno with text; *retry set when the command should simply be sent again */
 int bm_scsi_status(int status, int sense_key, int ascq, char *msg, size_t len, int *retry);
 

@@ -203,6 +203,25 @@ int bm_parse_read_resv(const uint8_t *d, uint32_t len, struct blkmap_pr_reservat
 	return 0;
 }
 
+int bm_parse_report_luns(const uint8_t *d, uint32_t len, unsigned *luns, unsigned max)
+{
+	uint64_t end;
+	unsigned n = 0;
+
+	if (len < 8)
+		return -EPROTO;
+	end = 8 + (uint64_t)be32(d); /* the list length, clipped to what arrived */
+	if (end > len)
+		end = len;
+	for (uint64_t o = 8; o + 8 <= end && n < max; o += 8) {
+		unsigned method = d[o] >> 6;
+		if (method > 1)
+			continue; /* logical unit or extended addressing: no 14-bit number for an iscsi:// URL */
+		luns[n++] = ((unsigned)(d[o] & 0x3f) << 8) | d[o + 1];
+	}
+	return (int)n;
+}
+
 int bm_scsi_status(int status, int sense_key, int ascq, char *msg, size_t len, int *retry)
 {
 	*retry = 0;

@@ -289,6 +289,10 @@ static int parse_line(struct blkmap_vol *vol, char **tok, int n, char *err, size
 			snprintf(err, errlen, stripe ? "stripe takes UNIT VOLUME..." : "concat takes VOLUME...");
 			return -EINVAL;
 		}
+		if (n - first > BLKMAP_MAX_MEMBERS) {
+			snprintf(err, errlen, "%s has %d members; at most %u", kind, n - first, BLKMAP_MAX_MEMBERS);
+			return -EINVAL;
+		}
 		for (int i = first; i < n; i++) {
 			uint64_t m;
 			if (parse_u64(tok[i], &m) < 0 || m > UINT32_MAX) {

@@ -170,5 +170,8 @@ int mds_metrics_start(struct mds_server *srv, int port, struct mds_metrics **out
 void mds_metrics_stop(struct mds_metrics *m);
 /* The metrics text (caller frees); also what the HTTP endpoint serves. NULL on allocation failure. */
 char *mds_metrics_text(struct mds_server *srv);
+/* The status an HTTP request head (NUL-terminated) gets: 200 for GET or HEAD of /metrics (with
+ * *head set for HEAD), 400 if it has no method and path, 405 for other methods, 404 for other paths. */
+int mds_metrics_route(const char *req, int *head);
 
 #endif

@@ -224,21 +224,37 @@ static void respond(struct mconn *cn, int code, const char *reason, const char *
 	send_more(cn);
 }
 
-static void handle_request(struct mconn *cn)
+int mds_metrics_route(const char *req, int *head)
 {
 	char method[16], path[256];
+
+	*head = 0;
+	if (sscanf(req, "%15s %255s", method, path) != 2)
+		return 400;
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+		return 405;
+	if (strcmp(path, "/metrics") != 0 && strncmp(path, "/metrics?", 9) != 0)
+		return 404;
+	*head = strcmp(method, "HEAD") == 0;
+	return 200;
+}
+
+static void handle_request(struct mconn *cn)
+{
+	int head, code;
 	char *text;
 
 	cn->req[cn->len] = 0;
-	if (sscanf(cn->req, "%15s %255s", method, path) != 2) {
+	code = mds_metrics_route(cn->req, &head);
+	if (code == 400) {
 		respond(cn, 400, "Bad Request", "text/plain", "bad request\n");
 		return;
 	}
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+	if (code == 405) {
 		respond(cn, 405, "Method Not Allowed", "text/plain", "only GET\n");
 		return;
 	}
-	if (strcmp(path, "/metrics") != 0 && strncmp(path, "/metrics?", 9) != 0) {
+	if (code == 404) {
 		respond(cn, 404, "Not Found", "text/plain", "try /metrics\n");
 		return;
 	}
@@ -247,7 +263,7 @@ static void handle_request(struct mconn *cn)
 		respond(cn, 500, "Internal Server Error", "text/plain", "out of memory\n");
 		return;
 	}
-	respond(cn, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", strcmp(method, "HEAD") ? text : "");
+	respond(cn, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", head ? "" : text);
 	free(text);
 }
 

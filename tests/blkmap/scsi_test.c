@@ -87,6 +87,33 @@ static void test_capacity_and_pr_data(void)
 	CU_ASSERT_EQUAL(r.generation, 3);
 }
 
+static void test_report_luns(void)
+{
+	/* LUN 0 (peripheral), LUN 1 (peripheral), LUN 0x105 (flat), one in logical unit addressing
+	 * (skipped), and a fifth entry past the list length */
+	uint8_t d[8 + 40] = { 0, 0, 0, 32, 0, 0, 0, 0,
+			      0, 0, 0, 0, 0, 0, 0, 0,
+			      0, 1, 0, 0, 0, 0, 0, 0,
+			      0x41, 0x05, 0, 0, 0, 0, 0, 0,
+			      0x80, 0x07, 0, 0, 0, 0, 0, 0,
+			      0, 9, 0, 0, 0, 0, 0, 0 };
+	unsigned l[8];
+
+	CU_ASSERT_EQUAL_FATAL(bm_parse_report_luns(d, sizeof(d), l, 8), 3);
+	CU_ASSERT_EQUAL(l[0], 0);
+	CU_ASSERT_EQUAL(l[1], 1);
+	CU_ASSERT_EQUAL(l[2], 0x105);
+	CU_ASSERT_EQUAL(bm_parse_report_luns(d, sizeof(d), l, 2), 2); /* room for two */
+	/* a list length beyond the bytes received: only what arrived */
+	d[3] = 200;
+	CU_ASSERT_EQUAL(bm_parse_report_luns(d, 8 + 16 + 4, l, 8), 2);
+	CU_ASSERT_EQUAL(bm_parse_report_luns(d, sizeof(d), l, 8), 4);
+	CU_ASSERT_EQUAL(l[3], 9);
+	/* an empty list, and a header cut short */
+	CU_ASSERT_EQUAL(bm_parse_report_luns(d, 8, l, 8), 0);
+	CU_ASSERT_EQUAL(bm_parse_report_luns(d, 7, l, 8), -EPROTO);
+}
+
 static void test_cdbs_and_status(void)
 {
 	struct bm_cmd c;
@@ -138,4 +165,5 @@ static void test_cdbs_and_status(void)
 TEST_SUITE(blkmap_scsi, "blkmap/scsi", NULL, NULL,
 	   { "vpd", test_vpd },
 	   { "capacity_and_pr_data", test_capacity_and_pr_data },
+	   { "report_luns", test_report_luns },
 	   { "cdbs_and_status", test_cdbs_and_status });

@@ -75,6 +75,16 @@ static void test_validation(void)
 			snprintf(text + strlen(text), sizeof(text) - strlen(text), "slice 0 1M %d\n", i);
 		expect_invalid(text, "levels below the top, at most 16");
 	}
+	/* a concat or stripe of more members than a volume may have: refused by the text parser */
+	for (int stripe = 0; stripe < 2; stripe++) {
+		static char text[4096];
+		size_t o = (size_t)snprintf(text, sizeof(text), "simple 0:aa\n%s", stripe ? "stripe 64K" : "concat");
+		for (unsigned i = 0; i < BLKMAP_MAX_MEMBERS + 1; i++)
+			o += (size_t)snprintf(text + o, sizeof(text) - o, " 0");
+		snprintf(text + o, sizeof(text) - o, "\n");
+		expect_invalid(text, stripe ? "line 2: stripe has 257 members; at most 256"
+					    : "line 2: concat has 257 members; at most 256");
+	}
 	/* a slice beyond its member's known size */
 	vol = parse("simple 0:aa\nslice 1M 1M 0\n");
 	CU_ASSERT_EQUAL(blkmap_vol_set_leaf_size(vol, 0, 1 << 20), 0);

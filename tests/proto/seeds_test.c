@@ -1,6 +1,8 @@
 /* Seed inputs for the fuzz targets (tests/fuzz/), built from the samples: every seed must be
  * accepted by the decoder its target drives, which checks the decoders on realistic messages. With
  * PNFS_FUZZ_SEEDS=dir set, the seeds are also written to dir/<target>/ for tests/fuzz/run. */
+#include "blkmap/internal.h"
+#include "mds/layout_int.h"
 #include "tests/harness.h"
 #include "tests/proto/samples.h"
 
@@ -231,6 +233,63 @@ static void fattr_seeds(void)
 	}
 }
 
+/* What targets send (as tgtd does for its LUNs), each with the selector byte of its parser. */
+static void scsi_seeds(void)
+{
+	static const uint8_t std[36] = { 0x00, 0x00, 0x05, 0x02, 31, 0, 0, 0x02, 'I', 'E', 'T', ' ', ' ', ' ', ' ',
+					 ' ', 'V', 'I', 'R', 'T', 'U', 'A', 'L', '-', 'D', 'I', 'S', 'K', ' ',
+					 ' ', ' ', ' ', '0', '0', '0', '1' };
+	static const uint8_t p80[] = { 0x00, 0x80, 0x00, 8, 'b', 'e', 'a', 'f', '1', '1', ' ', ' ' };
+	static const uint8_t p83[] = { 0x00, 0x83, 0x00, 36, 0x01, 0x03, 0x00, 16, 0x60, 0x00, 0x0e, 0x00, 0x00,
+				       0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x02,
+				       0x01, 0x00, 12, 'I', 'E', 'T', ' ', ' ', ' ', ' ', ' ', 0, 1, 0, 1 };
+	static const uint8_t b0[64] = { 0x00, 0xb0, 0x00, 60, 0, 0, 0, 0, 0, 0, 0x08, 0x00 };
+	static const uint8_t rc16[32] = { 0, 0, 0, 0, 0, 0x01, 0xff, 0xff, 0, 0, 0x02, 0x00 };
+	static const uint8_t keys[8 + 16] = { 0, 0, 0, 2, 0, 0, 0, 16, 0x5c, 0xa1, 0xab, 0x1e, 0, 0, 0, 1,
+					      0x4d, 0x44, 0x53, 0, 0, 0, 0, 1 };
+	static const uint8_t resv[24] = { 0, 0, 0, 2, 0, 0, 0, 16, 0x4d, 0x44, 0x53, 0, 0, 0, 0, 1,
+					  0, 0, 0, 0, 0, 0x06, 0, 0 };
+	static const uint8_t luns[8 + 24] = { 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+					      0, 0, 0, 0x40, 0x05, 0, 0, 0, 0, 0, 0 };
+	struct blkmap_inquiry inq;
+	struct blkmap_pr_keys k;
+	struct blkmap_pr_reservation r;
+	unsigned l[4];
+	uint64_t blocks;
+	uint32_t u;
+	uint8_t sel;
+
+#define SSEED(n, data, call)                               \
+	do {                                               \
+		sel = n;                                   \
+		CU_ASSERT(call);                           \
+		seed("scsi_data", &sel, 1, data, sizeof(data)); \
+	} while (0)
+	SSEED(0, std, bm_parse_std_inquiry(std, sizeof(std), &inq) == 0);
+	SSEED(1, p80, bm_parse_vpd80(p80, sizeof(p80), &inq) == 0);
+	SSEED(2, p83, bm_parse_vpd83(p83, sizeof(p83), &inq) == 0 && inq.ndesig == 2);
+	SSEED(3, b0, bm_parse_vpdb0(b0, sizeof(b0), &u) == 0);
+	SSEED(4, rc16, bm_parse_readcap16(rc16, sizeof(rc16), &blocks, &u) == 0);
+	SSEED(5, keys, bm_parse_read_keys(keys, sizeof(keys), &k) == 0 && k.nkeys == 2);
+	SSEED(6, resv, bm_parse_read_resv(resv, sizeof(resv), &r) == 0 && r.reserved);
+	SSEED(7, luns, bm_parse_report_luns(luns, sizeof(luns), l, 4) == 3);
+#undef SSEED
+}
+
+static void metrics_seeds(void)
+{
+	static const char *const heads[] = { "GET /metrics HTTP/1.1\r\nHost: localhost:9100\r\nAccept: */*\r\n\r\n",
+					     "HEAD /metrics?x=1 HTTP/1.0\r\n\r\n", "POST /metrics HTTP/1.0\n\n",
+					     "GET / HTTP/1.0\r\n\r\n" };
+	static const int codes[] = { 200, 200, 405, 404 };
+	int head;
+
+	for (unsigned i = 0; i < sizeof(heads) / sizeof(heads[0]); i++) {
+		CU_ASSERT_EQUAL(mds_metrics_route(heads[i], &head), codes[i]);
+		seed("metrics_http", NULL, 0, heads[i], strlen(heads[i]));
+	}
+}
+
 static void corpus(void)
 {
 	struct proto_msg m;
@@ -245,6 +304,8 @@ static void corpus(void)
 	cb_seeds(&m);
 	layout_seeds();
 	fattr_seeds();
+	scsi_seeds();
+	metrics_seeds();
 	proto_msg_destroy(&m);
 	samples_free();
 	CU_ASSERT(nseeds > 150);
