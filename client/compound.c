@@ -181,13 +181,30 @@ const char *pc_failed_op(struct pc_compound *c)
 	return proto_opnum4_name(c->res.res.resarray.resarray_val[n - 1].resop);
 }
 
+/* The statuses that mean what a local file system's errno would: said in those words too. */
+static const char *plain_words(nfsstat4 st)
+{
+	switch (st) {
+	case NFS4ERR_PERM: case NFS4ERR_NOENT: case NFS4ERR_ACCESS: case NFS4ERR_EXIST: case NFS4ERR_XDEV:
+	case NFS4ERR_NOTDIR: case NFS4ERR_ISDIR: case NFS4ERR_FBIG: case NFS4ERR_NOSPC: case NFS4ERR_ROFS:
+	case NFS4ERR_MLINK: case NFS4ERR_NAMETOOLONG: case NFS4ERR_NOTEMPTY: case NFS4ERR_DQUOT:
+	case NFS4ERR_STALE:
+		return strerror(-pc_nfs_errno(st));
+	default:
+		return NULL;
+	}
+}
+
 int pc_compound_err(struct pc_compound *c)
 {
 	struct pnfs_context *ctx = c->ctx;
 
 	if (c->status == 0)
 		return 0;
-	if (c->have_res && c->nfs_status != NFS4_OK)
+	if (c->have_res && c->nfs_status != NFS4_OK && plain_words(c->nfs_status))
+		pc_err(ctx, c->status, "%s: %s: %s (%s)", c->what, pc_failed_op(c), proto_nfsstat4_name(c->nfs_status),
+		       plain_words(c->nfs_status));
+	else if (c->have_res && c->nfs_status != NFS4_OK)
 		pc_err(ctx, c->status, "%s: %s: %s", c->what, pc_failed_op(c), proto_nfsstat4_name(c->nfs_status));
 	else if (c->errtext[0])
 		pc_err(ctx, c->status, "%s: %s", c->what, c->errtext);

@@ -130,7 +130,7 @@ static void test_namespace(void)
 	CU_ASSERT_NOT_EQUAL(access(on_disk("ns/f"), F_OK), 0);
 	CU_ASSERT_TRUE(disk_equals("ns/sub/g", "hello", 5));
 	CU_ASSERT_EQUAL(pnfs_unlink(ctx, "ns/sub"), -ENOTEMPTY);
-	CU_ASSERT_PTR_NOT_NULL(strstr(pnfs_get_error(ctx), "NFS4ERR_NOTEMPTY"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(pnfs_get_error(ctx), "NFS4ERR_NOTEMPTY (Directory not empty)"));
 	CU_ASSERT_EQUAL(pnfs_unlink(ctx, "ns/sub/g"), 0);
 	CU_ASSERT_EQUAL(pnfs_unlink(ctx, "ns/sub"), 0);
 	CU_ASSERT_EQUAL(pnfs_unlink(ctx, "ns/l"), 0);
@@ -338,10 +338,11 @@ static void test_errors(void)
 	struct pnfs_stat st;
 
 	CU_ASSERT_EQUAL(pnfs_open(ctx, "no/such/file", O_RDONLY, 0, &fh), -ENOENT);
-	CU_ASSERT_PTR_NOT_NULL(strstr(pnfs_get_error(ctx), "NFS4ERR_NOENT"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(pnfs_get_error(ctx), "NFS4ERR_NOENT (No such file or directory)"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(pnfs_get_error(ctx), "/export/no/such/file"));
 	CU_ASSERT_EQUAL(pnfs_mkdir(ctx, "e", 0755), 0);
 	CU_ASSERT_EQUAL(pnfs_mkdir(ctx, "e", 0755), -EEXIST);
+	CU_ASSERT_PTR_NOT_NULL(strstr(pnfs_get_error(ctx), "CREATE: NFS4ERR_EXIST (File exists)"));
 	CU_ASSERT_EQUAL(pnfs_open(ctx, "e", O_RDONLY, 0, &fh), -EISDIR);
 	CU_ASSERT_EQUAL(ct_write_file(on_disk("e/f"), "x", 1), 0);
 	CU_ASSERT_EQUAL(pnfs_opendir(ctx, "e/f", &d), -ENOTDIR);
