@@ -104,7 +104,8 @@ struct blkmap_dev {
 	int64_t next_attempt_ms, connect_deadline_ms;
 	unsigned backoff_ms;
 	int lost;            /* session loss noticed inside a libiscsi callback */
-	int connect_result;  /* set by the connect callback: 1 ok, -1 failed */
+	int connect_result;  /* set by the connect steps: 1 ok, -1 failed */
+	unsigned login_uas;  /* UNIT ATTENTIONs the TEST UNIT READYs after login cleared */
 	int cancelling;      /* cancelling all tasks: callbacks only detach */
 	int logout;          /* 1: a logout is out (bm_iscsi_logout_all); 2: done or given up, close skips it */
 	char down_reason[300];

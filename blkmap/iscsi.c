@@ -72,16 +72,76 @@ void bm_src_update(struct blkmap_dev *dev)
 
 /* ---- sessions --------------------------------------------------------------------------------- */
 
-static void connect_cb(struct iscsi_context *isc, int status, void *data, void *priv)
+/* Connecting: the TCP connection, the login, then TEST UNIT READY until the unit attentions every
+ * fresh login brings are cleared (at most 10). These are the steps libiscsi's full connect takes, done
+ * here because libiscsi frees its own connect state only through callbacks it does not make once the
+ * context is destroyed before the login completes: every timed-out login would leak it. Ours is the
+ * device, so nothing is left behind. */
+static void connect_failed_why(struct blkmap_dev *dev, const char *what)
+{
+	dev->connect_result = -1;
+	snprintf(dev->down_reason, sizeof(dev->down_reason), "%s: %s", what, iscsi_get_error(dev->isc));
+}
+
+static void login_tur_cb(struct iscsi_context *isc, int status, void *data, void *priv)
+{
+	struct blkmap_dev *dev = priv;
+	struct scsi_task *task = data;
+	int key = task ? task->sense.key : 0, ascq = task ? task->sense.ascq : 0;
+
+	if (task)
+		scsi_free_scsi_task(task);
+	if (dev->cancelling || status == SCSI_STATUS_CANCELLED)
+		return; /* the session is being torn down */
+	if (status == SCSI_STATUS_CHECK_CONDITION && key == SCSI_SENSE_UNIT_ATTENTION && ++dev->login_uas <= 10) {
+		if (!iscsi_testunitready_task(isc, dev->lun, login_tur_cb, dev))
+			connect_failed_why(dev, "TEST UNIT READY after login");
+		return;
+	}
+	if (status == SCSI_STATUS_CHECK_CONDITION && key == SCSI_SENSE_UNIT_ATTENTION) {
+		dev->connect_result = -1;
+		snprintf(dev->down_reason, sizeof(dev->down_reason), "more than 10 unit attentions after login");
+		return;
+	}
+	/* A LUN reserved by another initiator, without a medium or being sanitized still has a session
+	 * (its commands say so themselves); any other failure fails the login, as with libiscsi's. */
+	if (status == SCSI_STATUS_GOOD || status == SCSI_STATUS_RESERVATION_CONFLICT ||
+	    (status == SCSI_STATUS_CHECK_CONDITION && key == SCSI_SENSE_NOT_READY &&
+	     (ascq == SCSI_SENSE_ASCQ_MEDIUM_NOT_PRESENT || ascq == SCSI_SENSE_ASCQ_MEDIUM_NOT_PRESENT_TRAY_CLOSED ||
+	      ascq == SCSI_SENSE_ASCQ_MEDIUM_NOT_PRESENT_TRAY_OPEN || ascq == SCSI_SENSE_ASCQ_SANITIZE_IN_PROGRESS))) {
+		dev->connect_result = 1;
+		return;
+	}
+	connect_failed_why(dev, "TEST UNIT READY after login failed");
+}
+
+static void login_cb(struct iscsi_context *isc, int status, void *data, void *priv)
 {
 	struct blkmap_dev *dev = priv;
 	(void)data;
-	if (status == SCSI_STATUS_GOOD) {
-		dev->connect_result = 1;
-	} else {
-		dev->connect_result = -1;
-		snprintf(dev->down_reason, sizeof(dev->down_reason), "login failed: %s", iscsi_get_error(isc));
+	if (dev->cancelling)
+		return;
+	if (status != SCSI_STATUS_GOOD) {
+		connect_failed_why(dev, "login failed");
+		return;
 	}
+	dev->login_uas = 0;
+	if (!iscsi_testunitready_task(isc, dev->lun, login_tur_cb, dev))
+		connect_failed_why(dev, "TEST UNIT READY after login");
+}
+
+static void tcp_cb(struct iscsi_context *isc, int status, void *data, void *priv)
+{
+	struct blkmap_dev *dev = priv;
+	(void)data;
+	if (dev->cancelling)
+		return;
+	if (status != SCSI_STATUS_GOOD) {
+		connect_failed_why(dev, "login failed");
+		return;
+	}
+	if (iscsi_login_async(isc, login_cb, dev) != 0)
+		connect_failed_why(dev, "login failed");
 }
 
 static struct iscsi_context *new_session(struct blkmap_dev *dev)
@@ -131,7 +191,7 @@ static void start_connect(struct blkmap_dev *dev)
 	dev->isc = isc;
 	set_state(dev, BM_CONNECTING);
 	dev->connect_deadline_ms = bm_now_ms() + dev->ctx->timeout_ms;
-	if (iscsi_full_connect_async(isc, dev->portal, dev->lun, connect_cb, dev) != 0) {
+	if (iscsi_connect_async(isc, dev->portal, tcp_cb, dev) != 0) {
 		snprintf(dev->down_reason, sizeof(dev->down_reason), "connect to %s failed: %s", dev->portal,
 			 iscsi_get_error(isc));
 		connect_failed(dev);

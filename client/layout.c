@@ -542,6 +542,21 @@ static struct pnfs_fh *any_fh(struct pc_layout *lo)
 	return NULL;
 }
 
+/* A commit's failure is every open handle's to hear (once each, at its next fsync or close), not
+ * only the one whose call started the commit: a recall's commit has no caller at all. */
+static void sticky_all(struct pc_layout *lo, struct pnfs_fh *fh, const char *msg)
+{
+	int any = 0;
+
+	for (struct pnfs_fh *f = lo->ctx->files; f; f = f->next)
+		if (f->lo == lo || f == fh) {
+			pc_fh_set_sticky(f, -EIO, "%s", msg);
+			any = 1;
+		}
+	if (!any)
+		LOG_ERROR("pnfs: %s", msg);
+}
+
 static int install_layout4(struct pc_layout *lo, const layout4 *l)
 {
 	struct pnfs_context *ctx = lo->ctx;
@@ -907,11 +922,15 @@ static void commit_done(struct pc_compound *c)
 		pc_compound_err(c);
 		for (size_t i = first; i < last; i++)
 			bytes += lo->committing_list[i].len;
-		if (cr->fh)
-			pc_fh_set_sticky(cr->fh, -EIO, "%s: LAYOUTCOMMIT failed (%s): writes through the layout up to "
-					 "offset %llu (%llu bytes in new blocks) may be lost",
-					 pc_path_show(ctx, cr->fh->path), proto_nfsstat4_name(c->nfs_status),
-					 (unsigned long long)cr->write_end, (unsigned long long)bytes);
+		{
+			struct pnfs_fh *fh = cr->fh ? cr->fh : any_fh(lo);
+			char msg[800];
+			snprintf(msg, sizeof(msg), "%s: LAYOUTCOMMIT failed (%s): writes through the layout up to offset "
+				 "%llu (%llu bytes in new blocks) may be lost", fh ? pc_path_show(ctx, fh->path) : "file",
+				 proto_nfsstat4_name(c->nfs_status), (unsigned long long)cr->write_end,
+				 (unsigned long long)bytes);
+			sticky_all(lo, cr->fh, msg);
+		}
 		cr->status = -EIO;
 		pc_compound_free(c);
 		commit_finish(cr);
@@ -1050,11 +1069,13 @@ static void commit_after_flush(struct commit_run *cr)
 	char msg[1000];
 
 	/* Not stable, so not committed (RFC 5663 §2.3.2): the blocks stay INVALID_DATA for others. */
-	snprintf(msg, sizeof(msg), "%s: cannot make the writes through the layout stable (%s); LAYOUTCOMMIT not "
-		 "sent, writes up to offset %llu may be lost",
-		 cr->fh ? pc_path_show(ctx, cr->fh->path) : "file", cr->flush_msg, (unsigned long long)cr->write_end);
-	if (cr->fh)
-		pc_fh_set_sticky(cr->fh, -EIO, "%s", msg);
+	{
+		struct pnfs_fh *fh = cr->fh ? cr->fh : any_fh(cr->lo);
+		snprintf(msg, sizeof(msg), "%s: cannot make the writes through the layout stable (%s); LAYOUTCOMMIT "
+			 "not sent, writes up to offset %llu may be lost", fh ? pc_path_show(ctx, fh->path) : "file",
+			 cr->flush_msg, (unsigned long long)cr->write_end);
+	}
+	sticky_all(cr->lo, cr->fh, msg);
 	cr->status = pc_err(ctx, -EIO, "%s", msg);
 	commit_finish(cr);
 }
@@ -1246,7 +1267,9 @@ int pc_layout_commit(struct pnfs_fh *fh, pc_io_cb cb, void *arg)
 
 	if (!lo)
 		return -ENOENT;
-	rc = commit_start(lo, fh, cb, arg);
+	/* A commit in flight (a recall's, say) carries writes made before this call: wait for it, even
+	 * with nothing written since, so its outcome is this call's to report. */
+	rc = lo->committing ? -EBUSY : commit_start(lo, fh, cb, arg);
 	if (rc == -EBUSY) {
 		struct commit_again *ca = calloc(1, sizeof(*ca));
 		struct pc_waiter *w = calloc(1, sizeof(*w));

@@ -5,6 +5,7 @@
  * LAYOUTCOMMIT makes, and the timestamps order them. A LUN whose target died fails fsync with -EIO,
  * the error naming the LUN, and no LAYOUTCOMMIT goes out. */
 #include "client/pnfs.h"
+#include "tests/client/helpers.h"
 #include "tests/harness.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
@@ -25,7 +26,8 @@ struct rig {
 	struct pnfs_context *ctx;
 };
 
-static void rig_up(struct rig *r, int nluns, const char *size, const char *initiator)
+/* relay: the LUNs are reached through it (NULL: directly) */
+static void rig_up_via(struct rig *r, int nluns, const char *size, const char *initiator, struct ct_proxy **relay)
 {
 	struct lab_opts ram = { .ram = 1 };
 	struct pnfs_opts o;
@@ -36,8 +38,21 @@ static void rig_up(struct rig *r, int nluns, const char *size, const char *initi
 	r->m = tmds_new(r->lab, NULL, NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r->m);
 	CU_ASSERT_EQUAL_FATAL(tmds_start(r->m), 0);
+	static char via[LAB_MAX_LUNS][300];
+	if (relay) {
+		char port[16];
+		*relay = ct_proxy_start(r->lab->port);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(*relay);
+		snprintf(port, sizeof(port), ":%d/", r->lab->port);
+		for (int i = 0; i < r->lab->nluns; i++) {
+			const char *at = strstr(r->lab->urls[i], port);
+			CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+			snprintf(via[i], sizeof(via[i]), "%.*s:%d/%s", (int)(at - r->lab->urls[i]), r->lab->urls[i],
+				 ct_proxy_port(*relay), at + strlen(port));
+		}
+	}
 	for (int i = 0; i < r->lab->nluns; i++)
-		urls[i] = r->lab->urls[i];
+		urls[i] = relay ? via[i] : r->lab->urls[i];
 	pnfs_opts_init(&o);
 	o.devices = urls;
 	o.ndevices = (unsigned)r->lab->nluns;
@@ -48,6 +63,11 @@ static void rig_up(struct rig *r, int nluns, const char *size, const char *initi
 		fprintf(stderr, "mount: %s\n", pnfs_get_error(r->ctx));
 		CU_FAIL_FATAL("mount");
 	}
+}
+
+static void rig_up(struct rig *r, int nluns, const char *size, const char *initiator)
+{
+	rig_up_via(r, nluns, size, initiator, NULL);
 }
 
 static void rig_down(struct rig *r)
@@ -167,6 +187,48 @@ static void test_flush_failure(void)
 	free(buf);
 }
 
+/* The client's path to the SAN goes silent between two writes (its LUNs stay up for the MDS). The
+ * second write times out, the device is given up and the write is done again through the MDS; the
+ * first, written directly and never made stable, cannot be committed: fsync says so (-EIO, naming
+ * the range), and that range reads as zeros, never as stale bytes. */
+static void test_san_path_lost(void)
+{
+	struct rig r = { 0 };
+	struct ct_proxy *relay = NULL;
+	struct pnfs_stats st;
+	struct pnfs_fh *fh = NULL;
+	unsigned char *buf = malloc(8 * MIB), *back = malloc(8 * MIB), *zero = calloc(1, 4 * MIB);
+	const char *err;
+
+	rig_up_via(&r, 2, "32M", "iqn.2024-01.test.pnfs:durable-c", &relay);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(r.ctx, "/h", O_CREAT | O_RDWR, 0644, &fh), 0);
+	test_fill_random(buf, 8 * MIB, 17);
+	CU_ASSERT_EQUAL(pnfs_pwrite(r.ctx, fh, buf, 4 * MIB, 0), (ssize_t)(4 * MIB));
+	pnfs_get_stats(r.ctx, &st);
+	CU_ASSERT_EQUAL(st.direct_bytes_written, 4 * MIB);
+	ct_proxy_drop(relay, CT_PROXY_DROP_REQUESTS);
+	CU_ASSERT_EQUAL(pnfs_pwrite(r.ctx, fh, buf + 4 * MIB, 4 * MIB, 4 * MIB), (ssize_t)(4 * MIB));
+	pnfs_get_stats(r.ctx, &st);
+	CU_ASSERT_EQUAL(st.mds_data_written, 4 * MIB);
+	/* the first write's commit (the abandoned layout's) cannot flush: fsync waits for it and says so */
+	CU_ASSERT_EQUAL(pnfs_fsync(r.ctx, fh), -EIO);
+	err = pnfs_get_error(r.ctx);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "/h: cannot make the writes through the layout stable"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "writes up to offset 4194304 may be lost"));
+	CU_ASSERT_EQUAL(pnfs_close(r.ctx, fh), 0); /* reported once */
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(r.ctx, "/h", O_RDONLY, 0, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_pread(r.ctx, fh, back, 8 * MIB, 0), (ssize_t)(8 * MIB));
+	CU_ASSERT(memcmp(back, zero, 4 * MIB) == 0); /* never committed: zeros, not stale bytes */
+	CU_ASSERT(memcmp(back + 4 * MIB, buf + 4 * MIB, 4 * MIB) == 0);
+	pnfs_close(r.ctx, fh);
+	rig_down(&r);
+	ct_proxy_stop(relay);
+	free(buf);
+	free(back);
+	free(zero);
+}
+
 TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
 	   { "fsync_and_close_flush_first", test_fsync_and_close_flush_first },
-	   { "flush_failure", test_flush_failure });
+	   { "flush_failure", test_flush_failure },
+	   { "san_path_lost", test_san_path_lost });
