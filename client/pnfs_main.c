@@ -35,6 +35,7 @@ struct opts {
 	const char *devices[64];
 	unsigned ndevices;
 	const char *initiator;
+	unsigned io_timeout_ms; /* 0: the library's default */
 };
 
 static struct opts o;
@@ -85,6 +86,8 @@ static void usage(FILE *f)
 		"  --portal URL         iSCSI portal iscsi://host[:port] to find layout volumes on (repeatable)\n"
 		"  --device SPEC        iSCSI LUN URL, block device or file that may hold a volume (repeatable)\n"
 		"  --initiator IQN      iSCSI initiator name for the data path\n"
+		"  --io-timeout SECONDS give up on a SAN command (and its LUN's path) after this long, 30 by\n"
+		"                       default; the file's I/O then goes through the MDS\n"
 		"  -q, --quiet          no progress display\n"
 		"  --progress           progress even when standard error is not a terminal\n"
 		"  --stats              print I/O counters (MDS bytes, direct bytes, layouts) at the end\n"
@@ -118,6 +121,8 @@ static struct pnfs_context *server_ctx(const struct pnfs_url *u)
 	po.devices = o.devices;
 	po.ndevices = o.ndevices;
 	po.initiator_name = o.initiator;
+	if (o.io_timeout_ms)
+		po.io_timeout_ms = o.io_timeout_ms;
 	rc = pnfs_context_create(&po, &s->ctx);
 	if (rc < 0) {
 		fprintf(stderr, "pnfs: cannot create a client context: %s\n", strerror(-rc));
@@ -523,6 +528,7 @@ static void localio_start(struct copy *cp)
 {
 	struct localio *w = &cp->io;
 
+	memset(w, 0, sizeof(*w)); /* a copy may run again (through the MDS, after a SAN path failed) */
 	if (!cp->src.remote && cp->dst.remote && cp->src.known_size && cp->src.fd > 0) {
 		w->reading = 1;
 		w->fd = cp->src.fd;
@@ -821,6 +827,7 @@ static int copy_run(struct copy *cp)
 	if (chunk_mem_alloc(&mem) < 0)
 		return -ENOMEM;
 	for (int i = 0; i < DEPTH; i++) {
+		memset(&cp->ch[i], 0, sizeof(cp->ch[i]));
 		cp->ch[i].cp = cp;
 		cp->ch[i].buf = mem + (size_t)i * CHUNK_BYTES;
 	}
@@ -970,6 +977,30 @@ static int cmd_copy(const char *src, const char *dst)
 		fprintf(stderr, "\n");
 	if (rc < 0)
 		fprintf(stderr, "pnfs: %s\n", cp.errmsg);
+	if (rc == 0 && cp.dst.remote && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
+		/* Writes through a layout whose SAN path then failed could not be committed. The file now
+		 * goes through the MDS: a source that can be read again is copied again, whole. */
+		int again = *pnfs_fh_mds_reason(cp.dst.fh) && (cp.src.remote || cp.src.known_size);
+		fprintf(stderr, "pnfs: %s: %s%s\n", dst, pnfs_get_error(cp.dst.ctx),
+			again ? "; copying again through the MDS" : "");
+		rc = -EIO;
+		if (again) {
+			cp.next = cp.written = 0;
+			cp.eof = cp.err = 0;
+			cp.busy = 0;
+			cp.errmsg[0] = 0;
+			progress_init(&cp.prog, base_name(src_remote ? rs.u.path : src), cp.size == UINT64_MAX ? 0 : cp.size);
+			rc = copy_run(&cp);
+			if (rc == 0)
+				progress_show(&cp.prog, 1);
+			else
+				fprintf(stderr, "pnfs: %s\n", cp.errmsg);
+			if (rc == 0 && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
+				fprintf(stderr, "pnfs: %s: %s\n", dst, pnfs_get_error(cp.dst.ctx));
+				rc = -EIO;
+			}
+		}
+	}
 out:
 	if (cp.dst.remote && cp.dst.fh) {
 		if (pnfs_close(cp.dst.ctx, cp.dst.fh) < 0 && rc == 0) {
@@ -1268,15 +1299,56 @@ static int cmd_mv(const char *from, const char *to)
 
 /* ---- main ------------------------------------------------------------------------------------- */
 
+enum { OPT_MDS_IO = 256, OPT_JSON, OPT_PORTAL, OPT_DEVICE, OPT_INITIATOR, OPT_IO_TIMEOUT, OPT_PROGRESS, OPT_STATS };
+
+/* One option (before or after the command): -1 taken, else the exit status (help, or a bad one). */
+static int take_opt(int c)
+{
+	char *end;
+	double secs;
+
+	switch (c) {
+	case OPT_MDS_IO: o.mds_io = 1; break;
+	case OPT_JSON: o.json = 1; break;
+	case OPT_PORTAL:
+		if (o.nportals == 16)
+			die_usage("too many --portal options");
+		o.portals[o.nportals++] = optarg;
+		break;
+	case OPT_DEVICE:
+		if (o.ndevices == 64)
+			die_usage("too many --device options");
+		o.devices[o.ndevices++] = optarg;
+		break;
+	case OPT_INITIATOR: o.initiator = optarg; break;
+	case OPT_IO_TIMEOUT:
+		errno = 0;
+		secs = strtod(optarg, &end);
+		if (errno || end == optarg || *end || !(secs >= 0.1 && secs <= 3600))
+			die_usage("--io-timeout takes seconds, 0.1 to 3600, not '%s'", optarg);
+		o.io_timeout_ms = (unsigned)(secs * 1000 + 0.5);
+		break;
+	case 'q': o.quiet = 1; break;
+	case OPT_PROGRESS: o.progress = 1; break;
+	case OPT_STATS: o.stats = 1; break;
+	case 'v': o.verbose++; break;
+	case 'l': o.long_list = 1; break;
+	case 'p': o.parents = 1; break;
+	case 'h': usage(stdout); return 0;
+	default: fprintf(stderr, "Try 'pnfs --help'.\n"); return 2;
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
-	enum { OPT_MDS_IO = 256, OPT_JSON, OPT_PORTAL, OPT_DEVICE, OPT_INITIATOR, OPT_PROGRESS, OPT_STATS };
 	static const struct option lo[] = {
 		{ "mds-io", no_argument, NULL, OPT_MDS_IO },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "portal", required_argument, NULL, OPT_PORTAL },
 		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "initiator", required_argument, NULL, OPT_INITIATOR },
+		{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "stats", no_argument, NULL, OPT_STATS },
@@ -1285,35 +1357,13 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd;
-	int c, status;
+	int c, rc, status;
 
 	proto_version_exit(argc, argv, "pnfs");
 	/* Options may come before or after the command ("pnfs ls -l URL"). */
-	while ((c = getopt_long(argc, argv, "+qvhlp", lo, NULL)) != -1) {
-		switch (c) {
-		case OPT_MDS_IO: o.mds_io = 1; break;
-		case OPT_JSON: o.json = 1; break;
-		case OPT_PORTAL:
-			if (o.nportals == 16)
-				die_usage("too many --portal options");
-			o.portals[o.nportals++] = optarg;
-			break;
-		case OPT_DEVICE:
-			if (o.ndevices == 64)
-				die_usage("too many --device options");
-			o.devices[o.ndevices++] = optarg;
-			break;
-		case OPT_INITIATOR: o.initiator = optarg; break;
-		case 'q': o.quiet = 1; break;
-		case OPT_PROGRESS: o.progress = 1; break;
-		case OPT_STATS: o.stats = 1; break;
-		case 'v': o.verbose++; break;
-		case 'l': o.long_list = 1; break;
-		case 'p': o.parents = 1; break;
-		case 'h': usage(stdout); return 0;
-		default: fprintf(stderr, "Try 'pnfs --help'.\n"); return 2;
-		}
-	}
+	while ((c = getopt_long(argc, argv, "+qvhlp", lo, NULL)) != -1)
+		if ((rc = take_opt(c)) >= 0)
+			return rc;
 	if (optind >= argc)
 		die_usage("no command given");
 	cmd = argv[optind++];
@@ -1322,31 +1372,9 @@ int main(int argc, char **argv)
 		int sub_argc = argc - optind + 1;
 		char **sub_argv = argv + optind - 1;
 		optind = 0; /* GNU getopt: start a fresh scan (the first one used "+") */
-		while ((c = getopt_long(sub_argc, sub_argv, "qvhlp", lo, NULL)) != -1) {
-			switch (c) {
-			case OPT_MDS_IO: o.mds_io = 1; break;
-			case OPT_JSON: o.json = 1; break;
-			case OPT_PORTAL:
-				if (o.nportals == 16)
-					die_usage("too many --portal options");
-				o.portals[o.nportals++] = optarg;
-				break;
-			case OPT_DEVICE:
-				if (o.ndevices == 64)
-					die_usage("too many --device options");
-				o.devices[o.ndevices++] = optarg;
-				break;
-			case OPT_INITIATOR: o.initiator = optarg; break;
-			case 'q': o.quiet = 1; break;
-			case OPT_PROGRESS: o.progress = 1; break;
-			case OPT_STATS: o.stats = 1; break;
-			case 'v': o.verbose++; break;
-			case 'l': o.long_list = 1; break;
-			case 'p': o.parents = 1; break;
-			case 'h': usage(stdout); return 0;
-			default: fprintf(stderr, "Try 'pnfs --help'.\n"); return 2;
-			}
-		}
+		while ((c = getopt_long(sub_argc, sub_argv, "qvhlp", lo, NULL)) != -1)
+			if ((rc = take_opt(c)) >= 0)
+				return rc;
 		argc = sub_argc - optind;
 		argv = sub_argv + optind;
 	}

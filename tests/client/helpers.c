@@ -194,6 +194,7 @@ struct ct_proxy {
 	int cut_req, stop_req, cut_done;
 	int drop; /* CT_PROXY_DROP_*: which direction's bytes are read and thrown away */
 	unsigned accepted;
+	uint64_t up_bytes; /* relayed towards the upstream (requests and their data) */
 	unsigned hold; /* relay nothing until this many connections were accepted */
 	struct ct_proxy *hold_peer; /* counted with this one's */
 };
@@ -308,6 +309,11 @@ static void *proxy_main(void *arg)
 					else
 						off += w;
 				}
+				if (side == 0 && r > 0 && !dead) {
+					pthread_mutex_lock(&p->mu);
+					p->up_bytes += (uint64_t)r;
+					pthread_mutex_unlock(&p->mu);
+				}
 				if (dead) {
 					close(p->pairs[i][0]);
 					close(p->pairs[i][1]);
@@ -364,6 +370,15 @@ int ct_proxy_port(const struct ct_proxy *p)
 unsigned ct_proxy_accepted(const struct ct_proxy *p)
 {
 	return p->accepted;
+}
+
+uint64_t ct_proxy_bytes_up(struct ct_proxy *p)
+{
+	uint64_t n;
+	pthread_mutex_lock(&p->mu);
+	n = p->up_bytes;
+	pthread_mutex_unlock(&p->mu);
+	return n;
 }
 
 void ct_proxy_hold(struct ct_proxy *p, unsigned n)

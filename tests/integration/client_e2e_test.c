@@ -1232,6 +1232,79 @@ static void test_silent_portal(void)
 
 /* ---- destroyed with I/O in flight ------------------------------------------------------------- */
 
+/* The client's path to the LUNs goes silent in the middle of a copy in. The writes then in flight
+ * time out, the file goes through the MDS, and the writes that had landed directly cannot be
+ * committed (there is no path left to flush them): the copy says so, copies the file again through
+ * the MDS, whole, and exits 0 with the source's bytes in the file. */
+static void test_san_path_lost_mid_copy(void)
+{
+	NEED_LAB();
+	const size_t total = 256 * MIB;
+	struct ct_proxy *px = ct_proxy_start(lab->port);
+	char *buf = malloc(total), src[400], sf[400], back[400], errtxt[8192] = "", *stats = NULL;
+	char opts[LAB_MAX_LUNS * 300 + 200], port[16];
+	size_t n;
+	int status = -1, exited = 0;
+	pid_t pid;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	snprintf(src, sizeof(src), "%s/pathlost.src", shm);
+	snprintf(sf, sizeof(sf), "%s/pathlost.err", shm);
+	snprintf(back, sizeof(back), "%s/pathlost.back", shm);
+	test_fill_random(buf, total, 340);
+	CU_ASSERT_EQUAL_FATAL(write_file(src, buf, total), 0);
+	/* the LUNs as the relay offers them */
+	n = (size_t)snprintf(opts, sizeof(opts), "--initiator %s --io-timeout 1", INITIATOR_CP);
+	snprintf(port, sizeof(port), ":%d/", lab->port);
+	for (int i = 0; i < lab->nluns; i++) {
+		const char *at = strstr(lab->urls[i], port);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+		n += (size_t)snprintf(opts + n, sizeof(opts) - n, " --device '%.*s:%d/%s'", (int)(at - lab->urls[i]),
+				      lab->urls[i], ct_proxy_port(px), at + strlen(port));
+	}
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		char cmd[8192];
+		snprintf(cmd, sizeof(cmd), "exec '%s' cp -q %s '%s' '%s' 2>'%s'", test_bin("pnfs"), opts, src,
+			 url("/pathlost"), sf);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	/* A copy keeps at most 64 MiB in flight: once 80 MiB went to the LUNs, writes have completed. */
+	for (int i = 0; i < 20000 && ct_proxy_bytes_up(px) < 80 * MIB; i++)
+		usleep(500);
+	CU_ASSERT_EQUAL(kill(pid, SIGSTOP), 0);
+	if (waitpid(pid, &status, WNOHANG) == pid) {
+		CU_FAIL("the copy ended before its path could be cut");
+		exited = 1;
+	}
+	CU_ASSERT(ct_proxy_bytes_up(px) >= 80 * MIB);
+	ct_proxy_drop(px, CT_PROXY_DROP_REQUESTS);
+	CU_ASSERT_EQUAL(kill(pid, SIGCONT), 0);
+	if (cp_wait(pid, exited, 60, &status, sf, errtxt, sizeof(errtxt)) != 0)
+		CU_FAIL("pnfs cp did not end within 60 s of its SAN path going silent");
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errtxt, "may be lost; copying again through the MDS"));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(errtxt, "copying again"))
+		fprintf(stderr, "\n  pnfs cp said: %s\n", errtxt);
+	/* every byte is the source's, read back over the real portal */
+	CU_ASSERT_EQUAL(pnfs_cp(url("/pathlost"), back, &stats), 0);
+	free(stats);
+	CU_ASSERT(file_equals(back, buf, total));
+	{
+		struct pnfs_context *ctx = client(INITIATOR_A, 0);
+		CU_ASSERT_EQUAL(pnfs_unlink(ctx, "/pathlost"), 0);
+		client_done(ctx);
+	}
+	unlink(src);
+	unlink(sf);
+	unlink(back);
+	ct_proxy_stop(px);
+	free(buf);
+}
+
 /* pnfs_context_destroy with direct writes in flight on the LUNs: each write completes once, written
  * or cancelled (-ECANCELED), and nothing is touched after it is freed (the ASan build checks that).
  * The file is left as it is: the MDS keeps the gone client's state until its lease runs out. */
@@ -1273,4 +1346,5 @@ TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "unanswered_calls", test_unanswered_calls },
 	   { "layout_held_elsewhere", test_layout_held_elsewhere },
 	   { "silent_portal_while_resolving", test_silent_portal },
-	   { "destroyed_with_io_in_flight", test_destroy_in_flight });
+	   { "destroyed_with_io_in_flight", test_destroy_in_flight },
+	   { "san_path_lost_mid_copy", test_san_path_lost_mid_copy });

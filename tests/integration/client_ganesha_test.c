@@ -567,6 +567,9 @@ static void test_cli(void)
 	CU_ASSERT_EQUAL(test_run(NULL, "'%s' frobnicate 2>/dev/null", pnfs), 2);
 	CU_ASSERT_EQUAL(test_run(NULL, "'%s' cp onlyone 2>/dev/null", pnfs), 2);
 	CU_ASSERT_EQUAL(test_run(NULL, "'%s' ls not-a-url 2>/dev/null", pnfs), 2);
+	CU_ASSERT_EQUAL(test_run(NULL, "'%s' --io-timeout 0 ls %s/ >/dev/null 2>&1", pnfs, url), 2);
+	CU_ASSERT_EQUAL(test_run(NULL, "'%s' ls %s/ --io-timeout 2x >/dev/null 2>&1", pnfs, url), 2);
+	CU_ASSERT_EQUAL(test_run(NULL, "'%s' ls %s/ --io-timeout 2.5 >/dev/null", pnfs, url), 0);
 	CU_ASSERT_EQUAL(test_run(NULL, "'%s' --help >/dev/null", pnfs), 0);
 	CU_ASSERT_EQUAL(test_run(NULL, "'%s' rm %s/c1/moved %s/c1/c2/in.bin %s/c1/c2 %s/c1", pnfs, url, url, url, url), 0);
 	CU_ASSERT_NOT_EQUAL(access(on_disk("c1"), F_OK), 0);
