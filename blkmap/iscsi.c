@@ -115,7 +115,8 @@ static void login_tur_cb(struct iscsi_context *isc, int status, void *data, void
 	connect_failed_why(dev, "TEST UNIT READY after login failed");
 }
 
-static void login_cb(struct iscsi_context *isc, int status, void *data, void *priv)
+/* The TCP connection is up (then log in), or the login is done (then clear the unit attentions). */
+static void connect_step_cb(struct iscsi_context *isc, int status, void *data, void *priv)
 {
 	struct blkmap_dev *dev = priv;
 	(void)data;
@@ -123,25 +124,16 @@ static void login_cb(struct iscsi_context *isc, int status, void *data, void *pr
 		return;
 	if (status != SCSI_STATUS_GOOD) {
 		connect_failed_why(dev, "login failed");
+		return;
+	}
+	if (!iscsi_is_logged_in(isc)) {
+		if (iscsi_login_async(isc, connect_step_cb, dev) != 0)
+			connect_failed_why(dev, "login failed");
 		return;
 	}
 	dev->login_uas = 0;
 	if (!iscsi_testunitready_task(isc, dev->lun, login_tur_cb, dev))
 		connect_failed_why(dev, "TEST UNIT READY after login");
-}
-
-static void tcp_cb(struct iscsi_context *isc, int status, void *data, void *priv)
-{
-	struct blkmap_dev *dev = priv;
-	(void)data;
-	if (dev->cancelling)
-		return;
-	if (status != SCSI_STATUS_GOOD) {
-		connect_failed_why(dev, "login failed");
-		return;
-	}
-	if (iscsi_login_async(isc, login_cb, dev) != 0)
-		connect_failed_why(dev, "login failed");
 }
 
 static struct iscsi_context *new_session(struct blkmap_dev *dev)
@@ -191,7 +183,7 @@ static void start_connect(struct blkmap_dev *dev)
 	dev->isc = isc;
 	set_state(dev, BM_CONNECTING);
 	dev->connect_deadline_ms = bm_now_ms() + dev->ctx->timeout_ms;
-	if (iscsi_connect_async(isc, dev->portal, tcp_cb, dev) != 0) {
+	if (iscsi_connect_async(isc, dev->portal, connect_step_cb, dev) != 0) {
 		snprintf(dev->down_reason, sizeof(dev->down_reason), "connect to %s failed: %s", dev->portal,
 			 iscsi_get_error(isc));
 		connect_failed(dev);

@@ -242,6 +242,21 @@ static int pnfs_cp(const char *src, const char *dst, char **stats)
 	return rc;
 }
 
+/* pnfs cp -q OPTS SRC DST started in the background, its stderr into errfile: its pid, or -1. */
+static pid_t cp_start(const char *opts, const char *src, const char *dst, const char *errfile)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char cmd[8192];
+		snprintf(cmd, sizeof(cmd), "exec '%s' cp -q %s '%s' '%s' 2>'%s'", test_bin("pnfs"), opts, src, dst,
+			 errfile);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
 /* The end of a pnfs cp forked by a test: wait up to seconds for it (unless it was reaped already,
  * *status holding how it ended), SIGKILL it if it still runs then, and read what it wrote to errfile
  * (its stderr) into errtxt. Returns 0 if it ended on its own, -1 if it had to be killed. */
@@ -704,15 +719,8 @@ static void test_source_shrinks(void)
 	CU_ASSERT_EQUAL_FATAL(write_file(src, buf, total), 0);
 
 	granted0 = mds_metric("pnfs_mds_layout_granted_bytes_total");
-	pid = fork();
-	CU_ASSERT_FATAL(pid >= 0);
-	if (pid == 0) {
-		char cmd[8192];
-		snprintf(cmd, sizeof(cmd), "exec '%s' cp -q %s '%s' '%s' 2>'%s'", test_bin("pnfs"), cp_opts(INITIATOR_CP),
-			 src, url("/shrinking"), sf);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	pid = cp_start(cp_opts(INITIATOR_CP), src, url("/shrinking"), sf);
+	CU_ASSERT_FATAL(pid > 0);
 	for (int i = 0; i < 1000 && mds_metric("pnfs_mds_layout_granted_bytes_total") == granted0; i++)
 		usleep(10000);
 	CU_ASSERT_EQUAL(kill(pid, SIGSTOP), 0);
@@ -1263,15 +1271,8 @@ static void test_san_path_lost_mid_copy(void)
 		n += (size_t)snprintf(opts + n, sizeof(opts) - n, " --device '%.*s:%d/%s'", (int)(at - lab->urls[i]),
 				      lab->urls[i], ct_proxy_port(px), at + strlen(port));
 	}
-	pid = fork();
-	CU_ASSERT_FATAL(pid >= 0);
-	if (pid == 0) {
-		char cmd[8192];
-		snprintf(cmd, sizeof(cmd), "exec '%s' cp -q %s '%s' '%s' 2>'%s'", test_bin("pnfs"), opts, src,
-			 url("/pathlost"), sf);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
+	pid = cp_start(opts, src, url("/pathlost"), sf);
+	CU_ASSERT_FATAL(pid > 0);
 	/* A copy keeps at most 64 MiB in flight: once 80 MiB went to the LUNs, writes have completed. */
 	for (int i = 0; i < 20000 && ct_proxy_bytes_up(px) < 80 * MIB; i++)
 		usleep(500);
