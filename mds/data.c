@@ -85,6 +85,7 @@ static int64_t start_waiter(struct mds_loop *loop, uint64_t id, void *arg)
 			f->io_tail = NULL;
 		io->next = NULL;
 		f->io_busy = 1;
+		f->io_active = io;
 		io_start(io);
 	}
 	mds_file_put(w->srv, f);
@@ -108,6 +109,7 @@ static void io_finish(struct mds_io *io, nfsstat4 status)
 		io->buf = NULL;
 	}
 	f->io_busy = 0;
+	f->io_active = NULL;
 	srv->io_pending--;
 	if (f->io_head) {
 		/* From the loop, not from here: the next operation must not run inside this one. */
@@ -154,8 +156,20 @@ static nfsstat4 io_submit(struct mds_io *io)
 		return MDS_ASYNC;
 	}
 	f->io_busy = 1;
+	f->io_active = io;
 	io_start(io);
 	return MDS_ASYNC;
+}
+
+int mds_data_writing(const struct mds_file *f, uint64_t *a, uint64_t *b)
+{
+	const struct mds_io *io = f->io_active;
+
+	if (!io || io->kind != IO_WRITE || io->a >= io->b)
+		return 0;
+	*a = io->a;
+	*b = io->b;
+	return 1;
 }
 
 static void note_failure(struct mds_io *io, int status, const struct blkmap_io_result *res)
@@ -467,6 +481,8 @@ static void write_commit(struct mds_io *io)
 	if (rc == 0)
 		rc = mds_inode_note_write(t, io->fileid, io->off + io->len, NULL, NULL);
 	if (rc) {
+		LOG_ERROR("file %llu: WRITE at %llu: its blocks cannot be marked written: %s",
+			  (unsigned long long)io->fileid, (unsigned long long)io->off, mds_store_strerror(rc));
 		io_finish(io, io_errno(rc));
 		return;
 	}

@@ -17,5 +17,8 @@ nfsstat4 mds_data_commit(struct mds_compound *c, uint64_t fileid, COMMIT4resok *
 /* SETATTR with a size (and whatever else sa carries): zero the block holding the new end of file
  * past it when the file shrinks into an allocated block, then change the inode. */
 nfsstat4 mds_data_setattr_size(struct mds_compound *c, const struct mds_inode *ino, const struct mds_setattr *sa);
+/* Whether an MDS-path WRITE of the file is between allocating its blocks and marking them written:
+ * then [*a, *b) (block-aligned) are its, INVALID meanwhile, and not to be dropped with a layout. */
+int mds_data_writing(const struct mds_file *f, uint64_t *a, uint64_t *b);
 
 #endif

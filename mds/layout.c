@@ -7,6 +7,7 @@
 #include "mds/layout_int.h"
 
 #include "mds/backchannel.h"
+#include "mds/data.h"
 #include "mds/fh.h"
 #include "mds/state.h"
 #include "proto/log.h"
@@ -235,6 +236,12 @@ int mds_lo_drop_invalid(struct mds_server *srv, struct mds_file *f, const struct
 				for (size_t i = 0; i < j->files[k].rw.n && !rc; i++)
 					rc = mds_lo_set_remove(&pieces, j->files[k].rw.v[i].off, j->files[k].rw.v[i].end,
 							       NULL);
+	{
+		/* an MDS-path WRITE filling blocks the layout allocated: they are the write's now */
+		uint64_t wa, wb;
+		if (!rc && mds_data_writing(f, &wa, &wb))
+			rc = mds_lo_set_remove(&pieces, wa, wb, NULL);
+	}
 	if (rc)
 		goto out;
 	if (!pieces.n)

@@ -192,6 +192,7 @@ struct mds_file {
 	/* MDS-path data operations run one at a time per file (read-modify-write of partial
 	 * blocks must not interleave); the others wait here. */
 	int io_busy;
+	struct mds_io *io_active;     /* the one running (NULL when none) */
 	struct mds_io *io_head, *io_tail;
 };
 

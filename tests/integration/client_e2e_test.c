@@ -5,6 +5,7 @@
  * and a 512 MiB write and read move their data straight to the LUNs (under 1% of it through the MDS's
  * port, counted on the client's MDS socket and on the server's), at the extents the layout gave. */
 #include "blkmap/blkmap.h"
+#include "client/layout_int.h"
 #include "client/pnfs.h"
 #include "tests/client/helpers.h"
 #include "tests/harness.h"
@@ -1240,6 +1241,53 @@ static void test_silent_portal(void)
 
 /* ---- destroyed with I/O in flight ------------------------------------------------------------- */
 
+/* MDS-path writes into blocks the file's RW layout allocated (INVALID until written) are in flight
+ * when that layout comes back: the blocks a write is filling stay the write's, not dropped with the
+ * layout's unwritten ones, and every write lands (before, the one between its two transactions
+ * failed with NFS4ERR_SERVERFAULT). */
+static void returned_cb(struct pnfs_context *ctx, int status, void *arg)
+{
+	ops_cb(ctx, status, NULL, arg);
+}
+
+static void test_mds_writes_during_return(void)
+{
+	NEED_LAB();
+	struct pnfs_context *ctx = client(INITIATOR_A, 0);
+	const size_t chunk = MIB;
+	const int n = 8;
+	char *buf = malloc((size_t)n * chunk + 4096), *back = malloc((size_t)n * chunk + 4096);
+	struct ops w = { 0 }, r = { 0 };
+	struct pnfs_fh *fh;
+
+	test_fill_random(buf, (size_t)n * chunk + 4096, 350);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/wret", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh), 0);
+	/* a direct write: the RW layout, its blocks ahead allocated as INVALID */
+	CU_ASSERT_EQUAL(pnfs_pwrite(ctx, fh, buf, 4096, 0), 4096);
+	CU_ASSERT_EQUAL(pnfs_fsync(ctx, fh), 0);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(fh->lo);
+	/* then the file goes through the MDS, and the layout goes back while its writes run */
+	pc_fh_to_mds(fh, "test");
+	for (int i = 0; i < n; i++)
+		CU_ASSERT_EQUAL(pnfs_pwrite_async(ctx, fh, buf + 4096 + (size_t)i * chunk, chunk,
+						  4096 + (uint64_t)i * chunk, ops_cb, &w), 0);
+	CU_ASSERT_EQUAL(pc_layout_return_all(fh, 0, returned_cb, &r), 0);
+	while (w.done < n || r.done < 1)
+		if (pnfs_run_once(ctx, 5000) < 0)
+			break;
+	CU_ASSERT_EQUAL(w.bad, 0);
+	if (w.bad)
+		fprintf(stderr, "\n  MDS-path write: %s\n", strerror(-w.first_err));
+	CU_ASSERT_EQUAL(pnfs_fsync(ctx, fh), 0);
+	CU_ASSERT_EQUAL(pnfs_pread(ctx, fh, back, (size_t)n * chunk + 4096, 0), (ssize_t)((size_t)n * chunk + 4096));
+	CU_ASSERT_EQUAL(memcmp(buf, back, (size_t)n * chunk + 4096), 0);
+	CU_ASSERT_EQUAL(pnfs_close(ctx, fh), 0);
+	CU_ASSERT_EQUAL(pnfs_unlink(ctx, "/wret"), 0);
+	client_done(ctx);
+	free(buf);
+	free(back);
+}
+
 /* The client's path to the LUNs goes silent in the middle of a copy in. The writes then in flight
  * time out, the file goes through the MDS, and the writes that had landed directly cannot be
  * committed (there is no path left to flush them): the copy says so, copies the file again through
@@ -1348,4 +1396,5 @@ TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "layout_held_elsewhere", test_layout_held_elsewhere },
 	   { "silent_portal_while_resolving", test_silent_portal },
 	   { "destroyed_with_io_in_flight", test_destroy_in_flight },
-	   { "san_path_lost_mid_copy", test_san_path_lost_mid_copy });
+	   { "san_path_lost_mid_copy", test_san_path_lost_mid_copy },
+	   { "mds_writes_during_return", test_mds_writes_during_return });
