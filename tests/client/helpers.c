@@ -195,6 +195,7 @@ struct ct_proxy {
 	int drop; /* CT_PROXY_DROP_*: which direction's bytes are read and thrown away */
 	unsigned accepted;
 	uint64_t up_bytes; /* relayed towards the upstream (requests and their data) */
+	uint64_t down_bytes; /* relayed back (replies and their data) */
 	unsigned hold; /* relay nothing until this many connections were accepted */
 	struct ct_proxy *hold_peer; /* counted with this one's */
 };
@@ -309,9 +310,9 @@ static void *proxy_main(void *arg)
 					else
 						off += w;
 				}
-				if (side == 0 && r > 0 && !dead) {
+				if (r > 0 && !dead) {
 					pthread_mutex_lock(&p->mu);
-					p->up_bytes += (uint64_t)r;
+					*(side == 0 ? &p->up_bytes : &p->down_bytes) += (uint64_t)r;
 					pthread_mutex_unlock(&p->mu);
 				}
 				if (dead) {
@@ -372,11 +373,11 @@ unsigned ct_proxy_accepted(const struct ct_proxy *p)
 	return p->accepted;
 }
 
-uint64_t ct_proxy_bytes_up(struct ct_proxy *p)
+uint64_t ct_proxy_bytes(struct ct_proxy *p, int down)
 {
 	uint64_t n;
 	pthread_mutex_lock(&p->mu);
-	n = p->up_bytes;
+	n = down ? p->down_bytes : p->up_bytes;
 	pthread_mutex_unlock(&p->mu);
 	return n;
 }

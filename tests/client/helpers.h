@@ -40,8 +40,9 @@ enum { CT_PROXY_PASS = 0, CT_PROXY_DROP_REQUESTS = 1, CT_PROXY_DROP_REPLIES = 2 
 void ct_proxy_drop(struct ct_proxy *p, int what);
 /* Connections accepted so far. */
 unsigned ct_proxy_accepted(const struct ct_proxy *p);
-/* Bytes relayed towards the upstream so far (dropped ones not counted). */
-uint64_t ct_proxy_bytes_up(struct ct_proxy *p);
+/* Bytes relayed so far towards the upstream (down 0) or back from it (down 1); dropped ones are not
+ * counted. */
+uint64_t ct_proxy_bytes(struct ct_proxy *p, int down);
 /* Relay no byte of any connection until n connections were accepted (a peer that opens them one
  * after another, waiting for each, gets no answer on the first). Call before the first connects. */
 void ct_proxy_hold(struct ct_proxy *p, unsigned n);

@@ -1288,59 +1288,88 @@ static void test_mds_writes_during_return(void)
 	free(back);
 }
 
-/* The client's path to the LUNs goes silent in the middle of a copy in. The writes then in flight
- * time out, the file goes through the MDS, and the writes that had landed directly cannot be
- * committed (there is no path left to flush them): the copy says so, copies the file again through
- * the MDS, whole, and exits 0 with the source's bytes in the file. */
-static void test_san_path_lost_mid_copy(void)
+/* pnfs cp options that reach the lab's LUNs through the relay px, with a 1 s SAN command timeout. */
+static const char *relay_opts(struct ct_proxy *px)
 {
-	NEED_LAB();
-	const size_t total = 256 * MIB;
-	struct ct_proxy *px = ct_proxy_start(lab->port);
-	char *buf = malloc(total), src[400], sf[400], back[400], errtxt[8192] = "", *stats = NULL;
-	char opts[LAB_MAX_LUNS * 300 + 200], port[16];
-	size_t n;
-	int status = -1, exited = 0;
-	pid_t pid;
+	static char opts[LAB_MAX_LUNS * 300 + 200];
+	char port[16];
+	size_t n = (size_t)snprintf(opts, sizeof(opts), "--initiator %s --io-timeout 1", INITIATOR_CP);
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
-	snprintf(src, sizeof(src), "%s/pathlost.src", shm);
-	snprintf(sf, sizeof(sf), "%s/pathlost.err", shm);
-	snprintf(back, sizeof(back), "%s/pathlost.back", shm);
-	test_fill_random(buf, total, 340);
-	CU_ASSERT_EQUAL_FATAL(write_file(src, buf, total), 0);
-	/* the LUNs as the relay offers them */
-	n = (size_t)snprintf(opts, sizeof(opts), "--initiator %s --io-timeout 1", INITIATOR_CP);
 	snprintf(port, sizeof(port), ":%d/", lab->port);
 	for (int i = 0; i < lab->nluns; i++) {
 		const char *at = strstr(lab->urls[i], port);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+		if (!at)
+			return NULL;
 		n += (size_t)snprintf(opts + n, sizeof(opts) - n, " --device '%.*s:%d/%s'", (int)(at - lab->urls[i]),
 				      lab->urls[i], ct_proxy_port(px), at + strlen(port));
 	}
-	pid = cp_start(opts, src, url("/pathlost"), sf);
+	return opts;
+}
+
+/* Start pnfs cp SRC DST through the relay px; once more than 80 MiB crossed it in the data's
+ * direction (a copy keeps at most 64 MiB in flight, so some of its I/O has completed), the relay
+ * loses everything sent that way. Waits for the copy (60 s at most); its stderr goes to errtxt.
+ * Returns its wait status. */
+static int cp_path_goes_silent(struct ct_proxy *px, const char *src, const char *dst, int down, const char *errfile,
+			       char *errtxt, size_t len)
+{
+	const char *opts = relay_opts(px);
+	int status = -1, exited = 0;
+	pid_t pid;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(opts);
+	pid = cp_start(opts, src, dst, errfile);
 	CU_ASSERT_FATAL(pid > 0);
-	/* A copy keeps at most 64 MiB in flight: once 80 MiB went to the LUNs, writes have completed. */
-	for (int i = 0; i < 20000 && ct_proxy_bytes_up(px) < 80 * MIB; i++)
+	for (int i = 0; i < 20000 && ct_proxy_bytes(px, down) < 80 * MIB; i++)
 		usleep(500);
 	CU_ASSERT_EQUAL(kill(pid, SIGSTOP), 0);
 	if (waitpid(pid, &status, WNOHANG) == pid) {
 		CU_FAIL("the copy ended before its path could be cut");
 		exited = 1;
 	}
-	CU_ASSERT(ct_proxy_bytes_up(px) >= 80 * MIB);
-	ct_proxy_drop(px, CT_PROXY_DROP_REQUESTS);
+	CU_ASSERT(ct_proxy_bytes(px, down) >= 80 * MIB);
+	ct_proxy_drop(px, down ? CT_PROXY_DROP_REPLIES : CT_PROXY_DROP_REQUESTS);
 	CU_ASSERT_EQUAL(kill(pid, SIGCONT), 0);
-	if (cp_wait(pid, exited, 60, &status, sf, errtxt, sizeof(errtxt)) != 0)
+	if (cp_wait(pid, exited, 60, &status, errfile, errtxt, len) != 0)
 		CU_FAIL("pnfs cp did not end within 60 s of its SAN path going silent");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fprintf(stderr, "\n  pnfs cp said: %s\n", errtxt);
+	return status;
+}
+
+/* The client's path to the LUNs goes silent in the middle of a copy in. The writes then in flight
+ * time out, the file goes through the MDS, and the writes that had landed directly cannot be
+ * committed (there is no path left to flush them): the copy says so, copies the file again through
+ * the MDS, whole, and exits 0 with the source's bytes in the file. Then the same in the middle of a
+ * copy out: the reads that time out are done again through the MDS, and the copy is the file. */
+static void test_san_path_lost_mid_copy(void)
+{
+	NEED_LAB();
+	const size_t total = 256 * MIB;
+	struct ct_proxy *px = ct_proxy_start(lab->port), *px2 = ct_proxy_start(lab->port);
+	char *buf = malloc(total), src[400], sf[400], back[400], errtxt[8192] = "", *stats = NULL;
+	int status;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px2);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+	snprintf(src, sizeof(src), "%s/pathlost.src", shm);
+	snprintf(sf, sizeof(sf), "%s/pathlost.err", shm);
+	snprintf(back, sizeof(back), "%s/pathlost.back", shm);
+	test_fill_random(buf, total, 340);
+	CU_ASSERT_EQUAL_FATAL(write_file(src, buf, total), 0);
+	status = cp_path_goes_silent(px, src, url("/pathlost"), 0, sf, errtxt, sizeof(errtxt));
 	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(errtxt, "may be lost; copying again through the MDS"));
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(errtxt, "copying again"))
-		fprintf(stderr, "\n  pnfs cp said: %s\n", errtxt);
 	/* every byte is the source's, read back over the real portal */
 	CU_ASSERT_EQUAL(pnfs_cp(url("/pathlost"), back, &stats), 0);
 	free(stats);
+	CU_ASSERT(file_equals(back, buf, total));
+	unlink(back);
+	/* and out */
+	status = cp_path_goes_silent(px2, url("/pathlost"), back, 1, sf, errtxt, sizeof(errtxt));
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errtxt, "using the MDS path"));
 	CU_ASSERT(file_equals(back, buf, total));
 	{
 		struct pnfs_context *ctx = client(INITIATOR_A, 0);
@@ -1351,6 +1380,7 @@ static void test_san_path_lost_mid_copy(void)
 	unlink(sf);
 	unlink(back);
 	ct_proxy_stop(px);
+	ct_proxy_stop(px2);
 	free(buf);
 }
 
