@@ -978,11 +978,13 @@ static int cmd_copy(const char *src, const char *dst)
 	if (rc < 0)
 		fprintf(stderr, "pnfs: %s\n", cp.errmsg);
 	if (rc == 0 && cp.dst.remote && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
-		/* Writes through a layout whose SAN path then failed could not be committed. The file now
-		 * goes through the MDS: a source that can be read again is copied again, whole. */
-		int again = *pnfs_fh_mds_reason(cp.dst.fh) && (cp.src.remote || cp.src.known_size);
+		/* Written bytes may be lost: writes through a layout whose SAN path then failed could not
+		 * be committed (the file now goes through the MDS), or the server restarted and lost the
+		 * layout they were to be committed under. A source that can be read again is copied again,
+		 * whole, once. */
+		int again = cp.src.remote || cp.src.known_size;
 		fprintf(stderr, "pnfs: %s: %s%s\n", dst, pnfs_get_error(cp.dst.ctx),
-			again ? "; copying again through the MDS" : "");
+			!again ? "" : *pnfs_fh_mds_reason(cp.dst.fh) ? "; copying again through the MDS" : "; copying again");
 		rc = -EIO;
 		if (again) {
 			cp.next = cp.written = 0;

@@ -2,6 +2,7 @@
  * file utilities. Ganesha is the real Debian daemon with FSAL VFS; nothing here imitates a server. */
 #include "tests/client/helpers.h"
 #include "tests/harness.h"
+#include "tests/lab.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -490,4 +491,62 @@ int ct_write_file(const char *path, const void *buf, size_t len)
 		done += (size_t)n;
 	}
 	return close(fd);
+}
+
+/* ---- the pnfs command in the background ---------------------------------------------------------- */
+
+/* pnfs cp -q OPTS SRC DST started in the background, its stderr into errfile: its pid, or -1. */
+pid_t ct_cp_start(const char *opts, const char *src, const char *dst, const char *errfile)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char cmd[8192];
+		snprintf(cmd, sizeof(cmd), "exec '%s' cp -q %s '%s' '%s' 2>'%s'", test_bin("pnfs"), opts, src, dst,
+			 errfile);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* The end of a pnfs cp forked by a test: wait up to seconds for it (unless it was reaped already,
+ * *status holding how it ended), SIGKILL it if it still runs then, and read what it wrote to errfile
+ * (its stderr) into errtxt. Returns 0 if it ended on its own, -1 if it had to be killed. */
+int ct_cp_wait(pid_t pid, int reaped, int seconds, int *status, const char *errfile, char *errtxt, size_t len)
+{
+	int exited = reaped;
+	char *s = NULL;
+
+	for (int i = 0; i < seconds * 100 && !exited; i++) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			exited = 1;
+		else
+			usleep(10000);
+	}
+	if (!exited) {
+		kill(pid, SIGKILL);
+		waitpid(pid, status, 0);
+	}
+	if (test_run(&s, "cat '%s'", errfile) == 0 && s)
+		snprintf(errtxt, len, "%s", s);
+	free(s);
+	return exited ? 0 : -1;
+}
+
+int ct_relay_opts(const struct test_lab *lab, struct ct_proxy *px, const char *initiator, const char *more, char *opts,
+		  size_t len)
+{
+	char port[16];
+	size_t n = (size_t)snprintf(opts, len, "--initiator %s %s", initiator, more ? more : "");
+
+	snprintf(port, sizeof(port), ":%d/", lab->port);
+	for (int i = 0; i < lab->nluns && n < len; i++) {
+		const char *at = strstr(lab->urls[i], port);
+		if (!at)
+			return -1;
+		n += (size_t)snprintf(opts + n, len - n, " --device '%.*s:%d/%s'", (int)(at - lab->urls[i]),
+				      lab->urls[i], ct_proxy_port(px), at + strlen(port));
+	}
+	return n < len ? 0 : -1;
 }

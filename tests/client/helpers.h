@@ -57,4 +57,17 @@ int ct_write_file(const char *path, const void *buf, size_t len);
 /* Milliseconds on the monotonic clock. */
 uint64_t ct_now_ms(void);
 
+/* pnfs cp -q OPTS SRC DST started in the background, its stderr into errfile: its pid, or -1. */
+pid_t ct_cp_start(const char *opts, const char *src, const char *dst, const char *errfile);
+/* The end of such a copy: wait up to seconds for it (unless it was reaped already, *status holding
+ * how it ended), SIGKILL it if it still runs then, and read its stderr (errfile) into errtxt. Returns
+ * 0 if it ended on its own, -1 if it had to be killed. */
+int ct_cp_wait(pid_t pid, int reaped, int seconds, int *status, const char *errfile, char *errtxt, size_t len);
+
+struct test_lab;
+/* pnfs options that reach the lab's LUNs through the relay px as initiator, with more options
+ * (NULL: none) before them: 0, or -1 when they do not fit in len. */
+int ct_relay_opts(const struct test_lab *lab, struct ct_proxy *px, const char *initiator, const char *more, char *opts,
+		  size_t len);
+
 #endif

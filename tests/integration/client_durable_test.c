@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MIB (1ull << 20)
@@ -228,7 +229,86 @@ static void test_san_path_lost(void)
 	free(zero);
 }
 
+/* pnfs-mds is killed (SIGKILL) and started again in the middle of a copy in through layouts. The
+ * restarted server fences the LUNs again, so the copy's next direct write meets RESERVATION
+ * CONFLICT and its I/O goes through the MDS; the client gets a new client ID and reclaims its open
+ * in the grace period. The layout, and the commit its direct writes were waiting for, went with the
+ * old state: fsync reports that, and the copy copies the file again. It exits 0, and the file reads
+ * back as the source. */
+static void test_mds_restart_mid_copy(void)
+{
+	const size_t total = 192 * MIB;
+	struct lab_opts ram = { .ram = 1 };
+	struct test_lab *lab = lab_up(4, "128M", &ram);
+	struct test_mds *m;
+	struct ct_proxy *px;
+	char *buf = malloc(total), *back = malloc(total), src[300], ef[300], dst[300], opts[4096], errtxt[8192] = "";
+	struct pnfs_context *ctx;
+	struct pnfs_opts o;
+	struct pnfs_fh *fh;
+	int status = -1, exited = 0;
+	pid_t pid;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	m = tmds_new(lab, NULL, "--lease-time 10 --grace-time 4");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
+	px = ct_proxy_start(lab->port);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	snprintf(src, sizeof(src), "/dev/shm/pnfs-durable.%d.src", (int)getpid());
+	snprintf(ef, sizeof(ef), "/dev/shm/pnfs-durable.%d.err", (int)getpid());
+	snprintf(dst, sizeof(dst), "pnfs://127.0.0.1:%d/restarted", m->port);
+	test_fill_random(buf, total, 360);
+	CU_ASSERT_EQUAL_FATAL(ct_write_file(src, buf, total), 0);
+	CU_ASSERT_EQUAL_FATAL(ct_relay_opts(lab, px, "iqn.2024-01.test.pnfs:durable-d", NULL, opts, sizeof(opts)), 0);
+	pid = ct_cp_start(opts, src, dst, ef);
+	CU_ASSERT_FATAL(pid > 0);
+	/* at most 64 MiB in flight: past 80 MiB, direct writes have completed, uncommitted */
+	for (int i = 0; i < 20000 && ct_proxy_bytes(px, 0) < 80 * MIB; i++)
+		usleep(500);
+	CU_ASSERT_EQUAL(kill(pid, SIGSTOP), 0);
+	if (waitpid(pid, &status, WNOHANG) == pid) {
+		CU_FAIL("the copy ended before the server could be restarted");
+		exited = 1;
+	}
+	CU_ASSERT_EQUAL(tmds_stop(m, SIGKILL), 128 + SIGKILL);
+	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
+	CU_ASSERT_EQUAL(kill(pid, SIGCONT), 0);
+	if (ct_cp_wait(pid, exited, 90, &status, ef, errtxt, sizeof(errtxt)) != 0)
+		CU_FAIL("pnfs cp did not end within 90 s of the server's restart");
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CU_ASSERT_PTR_NOT_NULL(strstr(errtxt, "may be lost; copying again"));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !strstr(errtxt, "copying again"))
+		fprintf(stderr, "\n  pnfs cp said: %s\n", errtxt);
+	/* the file is the source, read directly by another client */
+	pnfs_opts_init(&o);
+	{
+		const char *urls[LAB_MAX_LUNS];
+		for (int i = 0; i < lab->nluns; i++)
+			urls[i] = lab->urls[i];
+		o.devices = urls;
+		o.ndevices = (unsigned)lab->nluns;
+		o.initiator_name = "iqn.2024-01.test.pnfs:durable-e";
+		CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", m->port, "/"), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/restarted", O_RDONLY, 0, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_pread(ctx, fh, back, total, 0), (ssize_t)total);
+	CU_ASSERT(memcmp(back, buf, total) == 0);
+	pnfs_close(ctx, fh);
+	pnfs_umount(ctx);
+	pnfs_context_destroy(ctx);
+	unlink(src);
+	unlink(ef);
+	ct_proxy_stop(px);
+	tmds_free(m);
+	lab_down(lab);
+	free(buf);
+	free(back);
+}
+
 TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
 	   { "fsync_and_close_flush_first", test_fsync_and_close_flush_first },
 	   { "flush_failure", test_flush_failure },
-	   { "san_path_lost", test_san_path_lost });
+	   { "san_path_lost", test_san_path_lost },
+	   { "mds_restart_mid_copy", test_mds_restart_mid_copy });

@@ -243,46 +243,6 @@ static int pnfs_cp(const char *src, const char *dst, char **stats)
 	return rc;
 }
 
-/* pnfs cp -q OPTS SRC DST started in the background, its stderr into errfile: its pid, or -1. */
-static pid_t cp_start(const char *opts, const char *src, const char *dst, const char *errfile)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		char cmd[8192];
-		snprintf(cmd, sizeof(cmd), "exec '%s' cp -q %s '%s' '%s' 2>'%s'", test_bin("pnfs"), opts, src, dst,
-			 errfile);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	return pid;
-}
-
-/* The end of a pnfs cp forked by a test: wait up to seconds for it (unless it was reaped already,
- * *status holding how it ended), SIGKILL it if it still runs then, and read what it wrote to errfile
- * (its stderr) into errtxt. Returns 0 if it ended on its own, -1 if it had to be killed. */
-static int cp_wait(pid_t pid, int reaped, int seconds, int *status, const char *errfile, char *errtxt,
-		   size_t len)
-{
-	int exited = reaped;
-	char *s = NULL;
-
-	for (int i = 0; i < seconds * 100 && !exited; i++) {
-		if (waitpid(pid, status, WNOHANG) == pid)
-			exited = 1;
-		else
-			usleep(10000);
-	}
-	if (!exited) {
-		kill(pid, SIGKILL);
-		waitpid(pid, status, 0);
-	}
-	if (test_run(&s, "cat '%s'", errfile) == 0 && s)
-		snprintf(errtxt, len, "%s", s);
-	free(s);
-	return exited ? 0 : -1;
-}
-
 static char *url(const char *path)
 {
 	static char u[2][400];
@@ -651,7 +611,7 @@ static void test_recall_mid_copy(void)
 	}
 	close(p[1]);
 	/* No hang: the copy ends on its own (a minute is far beyond what 192 MiB needs). */
-	if (cp_wait(pid, 0, 60, &status, sf, errtxt, sizeof(errtxt)) != 0)
+	if (ct_cp_wait(pid, 0, 60, &status, sf, errtxt, sizeof(errtxt)) != 0)
 		CU_FAIL("pnfs cp hung after the recall");
 	CU_ASSERT(WIFEXITED(status));
 	if (WIFEXITED(status)) {
@@ -720,7 +680,7 @@ static void test_source_shrinks(void)
 	CU_ASSERT_EQUAL_FATAL(write_file(src, buf, total), 0);
 
 	granted0 = mds_metric("pnfs_mds_layout_granted_bytes_total");
-	pid = cp_start(cp_opts(INITIATOR_CP), src, url("/shrinking"), sf);
+	pid = ct_cp_start(cp_opts(INITIATOR_CP), src, url("/shrinking"), sf);
 	CU_ASSERT_FATAL(pid > 0);
 	for (int i = 0; i < 1000 && mds_metric("pnfs_mds_layout_granted_bytes_total") == granted0; i++)
 		usleep(10000);
@@ -733,7 +693,7 @@ static void test_source_shrinks(void)
 	CU_ASSERT_EQUAL(truncate(src, (off_t)MIB), 0);
 	CU_ASSERT_EQUAL(kill(pid, SIGCONT), 0);
 	/* It ends on its own, long before its command timeout (30 s) would end a write of a gone page. */
-	if (cp_wait(pid, exited, 20, &status, sf, errtxt, sizeof(errtxt)) != 0)
+	if (ct_cp_wait(pid, exited, 20, &status, sf, errtxt, sizeof(errtxt)) != 0)
 		CU_FAIL("pnfs cp did not stop within 20 s of its source being cut short");
 	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(errtxt, "the file shrank while it was being copied"));
@@ -1288,24 +1248,6 @@ static void test_mds_writes_during_return(void)
 	free(back);
 }
 
-/* pnfs cp options that reach the lab's LUNs through the relay px, with a 1 s SAN command timeout. */
-static const char *relay_opts(struct ct_proxy *px)
-{
-	static char opts[LAB_MAX_LUNS * 300 + 200];
-	char port[16];
-	size_t n = (size_t)snprintf(opts, sizeof(opts), "--initiator %s --io-timeout 1", INITIATOR_CP);
-
-	snprintf(port, sizeof(port), ":%d/", lab->port);
-	for (int i = 0; i < lab->nluns; i++) {
-		const char *at = strstr(lab->urls[i], port);
-		if (!at)
-			return NULL;
-		n += (size_t)snprintf(opts + n, sizeof(opts) - n, " --device '%.*s:%d/%s'", (int)(at - lab->urls[i]),
-				      lab->urls[i], ct_proxy_port(px), at + strlen(port));
-	}
-	return opts;
-}
-
 /* Start pnfs cp SRC DST through the relay px; once more than 80 MiB crossed it in the data's
  * direction (a copy keeps at most 64 MiB in flight, so some of its I/O has completed), the relay
  * loses everything sent that way. Waits for the copy (60 s at most); its stderr goes to errtxt.
@@ -1313,12 +1255,12 @@ static const char *relay_opts(struct ct_proxy *px)
 static int cp_path_goes_silent(struct ct_proxy *px, const char *src, const char *dst, int down, const char *errfile,
 			       char *errtxt, size_t len)
 {
-	const char *opts = relay_opts(px);
+	char opts[LAB_MAX_LUNS * 300 + 200];
 	int status = -1, exited = 0;
 	pid_t pid;
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(opts);
-	pid = cp_start(opts, src, dst, errfile);
+	CU_ASSERT_EQUAL_FATAL(ct_relay_opts(lab, px, INITIATOR_CP, "--io-timeout 1", opts, sizeof(opts)), 0);
+	pid = ct_cp_start(opts, src, dst, errfile);
 	CU_ASSERT_FATAL(pid > 0);
 	for (int i = 0; i < 20000 && ct_proxy_bytes(px, down) < 80 * MIB; i++)
 		usleep(500);
@@ -1330,7 +1272,7 @@ static int cp_path_goes_silent(struct ct_proxy *px, const char *src, const char 
 	CU_ASSERT(ct_proxy_bytes(px, down) >= 80 * MIB);
 	ct_proxy_drop(px, down ? CT_PROXY_DROP_REPLIES : CT_PROXY_DROP_REQUESTS);
 	CU_ASSERT_EQUAL(kill(pid, SIGCONT), 0);
-	if (cp_wait(pid, exited, 60, &status, errfile, errtxt, len) != 0)
+	if (ct_cp_wait(pid, exited, 60, &status, errfile, errtxt, len) != 0)
 		CU_FAIL("pnfs cp did not end within 60 s of its SAN path going silent");
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fprintf(stderr, "\n  pnfs cp said: %s\n", errtxt);
