@@ -879,6 +879,22 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* One run of the copy with its progress line; a failure is said on stderr. 0 or -errno. */
+static int copy_pass(struct copy *cp, const char *name)
+{
+	int rc;
+
+	progress_init(&cp->prog, name, cp->size == UINT64_MAX ? 0 : cp->size);
+	rc = copy_run(cp);
+	if (rc == 0)
+		progress_show(&cp->prog, 1);
+	else if (cp->prog.on)
+		fprintf(stderr, "\n");
+	if (rc < 0)
+		fprintf(stderr, "pnfs: %s\n", cp->errmsg);
+	return rc;
+}
+
 static int cmd_copy(const char *src, const char *dst)
 {
 	struct copy cp;
@@ -969,14 +985,7 @@ static int cmd_copy(const char *src, const char *dst)
 				cp.sequential = 1;
 		}
 	}
-	progress_init(&cp.prog, base_name(src_remote ? rs.u.path : src), cp.size == UINT64_MAX ? 0 : cp.size);
-	rc = copy_run(&cp);
-	if (rc == 0)
-		progress_show(&cp.prog, 1);
-	else if (cp.prog.on)
-		fprintf(stderr, "\n");
-	if (rc < 0)
-		fprintf(stderr, "pnfs: %s\n", cp.errmsg);
+	rc = copy_pass(&cp, base_name(src_remote ? rs.u.path : src));
 	if (rc == 0 && cp.dst.remote && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
 		/* Written bytes may be lost: writes through a layout whose SAN path then failed could not
 		 * be committed (the file now goes through the MDS), or the server restarted and lost the
@@ -991,12 +1000,7 @@ static int cmd_copy(const char *src, const char *dst)
 			cp.eof = cp.err = 0;
 			cp.busy = 0;
 			cp.errmsg[0] = 0;
-			progress_init(&cp.prog, base_name(src_remote ? rs.u.path : src), cp.size == UINT64_MAX ? 0 : cp.size);
-			rc = copy_run(&cp);
-			if (rc == 0)
-				progress_show(&cp.prog, 1);
-			else
-				fprintf(stderr, "pnfs: %s\n", cp.errmsg);
+			rc = copy_pass(&cp, base_name(src_remote ? rs.u.path : src));
 			if (rc == 0 && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
 				fprintf(stderr, "pnfs: %s: %s\n", dst, pnfs_get_error(cp.dst.ctx));
 				rc = -EIO;
