@@ -296,7 +296,8 @@ static void job_finish(struct pc_device *d, struct pc_resolve *j)
 	}
 	d->size_bytes = blkmap_vol_size_bytes(d->vol, blkmap_vol_count(d->vol) - 1);
 	d->state = PC_DEV_READY;
-	d->stale = 0;
+	/* described before a new client ID: registered with a key the server no longer knows */
+	d->stale = d->fetch_gen != d->key_gen;
 	LOG_DEBUG("pnfs: device %s resolved (%u volumes, %llu bytes)", hexid(d->id), blkmap_vol_count(d->vol),
 		  (unsigned long long)d->size_bytes);
 	wake(d);
@@ -395,11 +396,19 @@ static int take_volume(struct pc_device *d, const device_addr4 *da)
 }
 
 static void fetch(struct pc_device *d);
+static void relocate(struct pc_device *d);
 
 static void gdi_done(struct pc_compound *c)
 {
 	struct pc_device *d = c->priv;
 	nfs_resop4 *r = pc_res_op(c, OP_GETDEVICEINFO);
+
+	if (c->nfs_status == NFS4ERR_NOENT && d->type == LAYOUT4_SCSI && d->vol && d->fetch_gen != 0) {
+		/* a device ID from before the server restarted */
+		pc_compound_free(c);
+		relocate(d);
+		return;
+	}
 
 	if (c->nfs_status == NFS4ERR_TOOSMALL && r && d->maxcount < PROTO_DEVICE_ADDR_MAX) {
 		uint32_t need = r->nfs_resop4_u.opgetdeviceinfo.GETDEVICEINFO4res_u.gdir_mincount;
@@ -449,6 +458,182 @@ static void fetch(struct pc_device *d)
 	}
 	c->done = gdi_done;
 	c->priv = d;
+	/* A LAYOUTCOMMIT reclaim registers the device again before it flushes, inside the reclaim */
+	c->setup = ctx->state == PC_ST_RECLAIM;
+	d->fetch_setup = c->setup;
+	d->fetch_gen = d->key_gen;
+	pc_submit(c);
+}
+
+/* ---- a SCSI device after a server restart --------------------------------------------------------- */
+
+/* A restarted server may give its SCSI devices new IDs (their PR keys, made from client IDs, are new
+ * too), and it hands out no layout, so no new device ID, before its grace period ends. A reclaim
+ * that has to flush the LUNs an old ID named looks for the same volume among the devices
+ * GETDEVICELIST names: same tree, same LUN designators, only the key differs. The device takes the
+ * new ID and is resolved and registered under it. */
+
+struct relocation {
+	struct pc_device *d;
+	uint8_t (*ids)[NFS4_DEVICEID4_SIZE];
+	unsigned n, next;
+};
+
+/* Whether two volume trees are the same but for their PR keys. */
+static int same_volume(const struct blkmap_vol *a, const struct blkmap_vol *b)
+{
+	unsigned n = a && b ? blkmap_vol_count(a) : 0;
+
+	if (n == 0 || n != blkmap_vol_count(b))
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		enum blkmap_vol_type t = blkmap_vol_type(a, i);
+		if (t != blkmap_vol_type(b, i) || blkmap_vol_nmembers(a, i) != blkmap_vol_nmembers(b, i))
+			return 0;
+		for (unsigned k = 0; k < blkmap_vol_nmembers(a, i); k++)
+			if (blkmap_vol_member(a, i, k) != blkmap_vol_member(b, i, k))
+				return 0;
+		if (t == BLKMAP_VOL_SCSI) {
+			const struct blkmap_designator *x = blkmap_vol_designator(a, i), *y = blkmap_vol_designator(b, i);
+			if (!x || !y || x->type != y->type || x->code_set != y->code_set || x->len != y->len ||
+			    memcmp(x->bytes, y->bytes, x->len) != 0)
+				return 0;
+		} else if (t == BLKMAP_VOL_SLICE) {
+			if (blkmap_vol_slice_start(a, i) != blkmap_vol_slice_start(b, i) ||
+			    blkmap_vol_slice_length(a, i) != blkmap_vol_slice_length(b, i))
+				return 0;
+		} else if (t == BLKMAP_VOL_STRIPE) {
+			if (blkmap_vol_stripe_unit(a, i) != blkmap_vol_stripe_unit(b, i))
+				return 0;
+		} else if (t != BLKMAP_VOL_CONCAT) {
+			return 0; /* simple volumes have no place in a SCSI layout */
+		}
+	}
+	return 1;
+}
+
+static void relocation_end(struct relocation *rl, const char *why)
+{
+	if (why)
+		pc_device_fail(rl->d, PC_DEV_FAILED, "the restarted server no longer knows this device ID, and %s",
+			       why);
+	free(rl->ids);
+	free(rl);
+}
+
+static void relocate_next(struct relocation *rl);
+
+static void relocate_info_done(struct pc_compound *c)
+{
+	struct relocation *rl = c->priv;
+	struct pc_device *d = rl->d;
+	nfs_resop4 *r = pc_res_op(c, OP_GETDEVICEINFO);
+	struct blkmap_vol *vol = NULL;
+	char err[300];
+
+	if (c->status == 0 && r) {
+		const device_addr4 *da = &r->nfs_resop4_u.opgetdeviceinfo.GETDEVICEINFO4res_u.gdir_resok4.gdir_device_addr;
+		if (da->da_layout_type == d->type && blkmap_vol_from_device_addr(da, &vol, err, sizeof(err)) == 0 &&
+		    same_volume(d->vol, vol)) {
+			char was[2 * NFS4_DEVICEID4_SIZE + 1];
+			snprintf(was, sizeof(was), "%s", hexid(d->id));
+			LOG_INFO("pnfs: device %s: the restarted server names it %s", was, hexid(rl->ids[rl->next - 1]));
+			memcpy(d->id, rl->ids[rl->next - 1], NFS4_DEVICEID4_SIZE);
+			blkmap_vol_free(vol);
+			take_volume(d, da);
+			pc_compound_free(c);
+			relocation_end(rl, NULL);
+			return;
+		}
+		blkmap_vol_free(vol);
+	}
+	pc_compound_free(c);
+	relocate_next(rl);
+}
+
+/* GETDEVICEINFO of the next device GETDEVICELIST named. */
+static void relocate_next(struct relocation *rl)
+{
+	struct pc_device *d = rl->d;
+	struct pc_compound *c;
+	nfs_argop4 *op;
+
+	if (rl->next >= rl->n) {
+		relocation_end(rl, "none of its devices has the same volume");
+		return;
+	}
+	c = pc_compound_new(d->ctx, "GETDEVICEINFO %s", hexid(rl->ids[rl->next]));
+	if (!c) {
+		relocation_end(rl, "memory ran out");
+		return;
+	}
+	d->ctx->stats.getdeviceinfos++;
+	op = pc_add(c, OP_GETDEVICEINFO);
+	if (op) {
+		GETDEVICEINFO4args *a = &op->nfs_argop4_u.opgetdeviceinfo;
+		memcpy(a->gdia_device_id, rl->ids[rl->next], NFS4_DEVICEID4_SIZE);
+		a->gdia_layout_type = d->type;
+		a->gdia_maxcount = d->maxcount;
+	}
+	rl->next++;
+	c->done = relocate_info_done;
+	c->priv = rl;
+	c->setup = d->ctx->state == PC_ST_RECLAIM;
+	pc_submit(c);
+}
+
+static void relocate_list_done(struct pc_compound *c)
+{
+	struct relocation *rl = c->priv;
+	nfs_resop4 *r = pc_res_op(c, OP_GETDEVICELIST);
+
+	if (c->status < 0 || !r) {
+		char why[400];
+		pc_compound_err(c);
+		snprintf(why, sizeof(why), "GETDEVICELIST failed: %s", rl->d->ctx->err);
+		pc_compound_free(c);
+		relocation_end(rl, why);
+		return;
+	}
+	{
+		GETDEVICELIST4resok *ok = &r->nfs_resop4_u.opgetdevicelist.GETDEVICELIST4res_u.gdlr_resok4;
+		unsigned n = ok->gdlr_deviceid_list.gdlr_deviceid_list_len;
+		if (n > 64)
+			n = 64;
+		rl->ids = n ? calloc(n, sizeof(*rl->ids)) : NULL;
+		if (rl->ids) {
+			memcpy(rl->ids, ok->gdlr_deviceid_list.gdlr_deviceid_list_val, n * sizeof(*rl->ids));
+			rl->n = n;
+		}
+	}
+	pc_compound_free(c);
+	relocate_next(rl);
+}
+
+static void relocate(struct pc_device *d)
+{
+	struct relocation *rl = calloc(1, sizeof(*rl));
+	struct pc_compound *c = rl ? pc_compound_new(d->ctx, "GETDEVICELIST") : NULL;
+	nfs_argop4 *op;
+
+	if (!c) {
+		free(rl);
+		pc_device_fail(d, PC_DEV_FAILED, "out of memory");
+		return;
+	}
+	rl->d = d;
+	d->state = PC_DEV_FETCHING;
+	pc_add_putrootfh(c);
+	op = pc_add(c, OP_GETDEVICELIST);
+	if (op) {
+		GETDEVICELIST4args *a = &op->nfs_argop4_u.opgetdevicelist;
+		a->gdla_layout_type = d->type;
+		a->gdla_maxdevices = 64;
+		a->gdla_cookie = 0;
+	}
+	c->done = relocate_list_done;
+	c->priv = rl;
+	c->setup = d->ctx->state == PC_ST_RECLAIM;
 	pc_submit(c);
 }
 
@@ -473,6 +658,23 @@ int pc_device_ensure(struct pc_device *d, void (*fn)(struct pnfs_context *, void
 }
 
 /* ---- notifications and teardown ----------------------------------------------------------------- */
+
+void pc_devices_new_clientid(struct pnfs_context *ctx)
+{
+	for (struct pc_device *d = ctx->devices_list; d; d = d->next) {
+		if (d->type != LAYOUT4_SCSI)
+			continue;
+		d->key_gen++;
+		if (d->state == PC_DEV_READY) {
+			d->stale = 1;
+		} else if (d->state == PC_DEV_FENCED) {
+			LOG_INFO("pnfs: device %s: fenced under our earlier client ID; registering again before its "
+				 "next use", hexid(d->id));
+			d->state = PC_DEV_NEW;
+			d->why[0] = 0;
+		}
+	}
+}
 
 void pc_devices_changed(struct pnfs_context *ctx)
 {

@@ -761,6 +761,8 @@ struct reclaim {
 
 static void reopen_fh(struct pnfs_context *ctx, struct pnfs_fh *fh);
 
+static void reclaim_put(struct pnfs_context *ctx, void *arg);
+
 static void reclaim_one_done(struct pc_compound *c)
 {
 	struct reclaim *r = c->priv;
@@ -769,13 +771,25 @@ static void reclaim_one_done(struct pc_compound *c)
 	if (c->status == 0 && open_take_result(c, fh, 0) == 0) {
 		fh->reclaim_pending = 0;
 		LOG_INFO("pnfs: %s: open reclaimed", pc_path_show(ctx, fh->path));
+		/* then what its layout wrote and had not committed, before RECLAIM_COMPLETE */
+		if (pc_layout_reclaim_commit(fh, reclaim_put, r) > 0)
+			r->pending++;
 	} else if (c->status != -ENOTCONN) {
 		/* Out of grace (NO_GRACE, RECLAIM_BAD, ...): open it anew once the reclaim is over. */
 		LOG_INFO("pnfs: %s: reclaim failed (%s); reopening", pc_path_show(ctx, fh->path),
 			 c->have_res ? proto_nfsstat4_name(c->nfs_status) : strerror(-c->status));
 		fh->u_reopen = 1;
+		pc_layout_reclaim_drop(fh);
 	}
 	pc_compound_free(c);
+	reclaim_put(ctx, r);
+}
+
+/* One part of the reclaim (an open, a layout's commit) is over. */
+static void reclaim_put(struct pnfs_context *ctx, void *arg)
+{
+	struct reclaim *r = arg;
+
 	if (--r->pending == 0) {
 		void (*done)(struct pnfs_context *) = r->done;
 		free(r);
@@ -849,9 +863,9 @@ void pc_files_reclaim(struct pnfs_context *ctx, int during_grace, void (*done)(s
 		nfs_argop4 *op;
 		OPEN4args *a;
 
-		/* The layouts went with the old client ID. */
+		/* The layouts went with the old client ID; their uncommitted writes wait for a reclaim. */
 		if (fh->lo)
-			pc_layout_forget(fh);
+			pc_layout_reclaim_begin(fh);
 		if (!c)
 			continue;
 		fh->reclaim_pending = 1;

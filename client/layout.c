@@ -870,6 +870,8 @@ struct commit_run {
 	unsigned flushing;          /* device flushes outstanding before the first LAYOUTCOMMIT */
 	int flush_err;
 	char flush_msg[700];
+	int reclaim;                /* LAYOUTCOMMIT reclaim (loca_reclaim TRUE, the open's stateid) */
+	stateid4 open_sid;
 };
 
 static void commit_send(struct commit_run *cr);
@@ -925,8 +927,9 @@ static void commit_done(struct pc_compound *c)
 		{
 			struct pnfs_fh *fh = cr->fh ? cr->fh : any_fh(lo);
 			char msg[800];
-			snprintf(msg, sizeof(msg), "%s: LAYOUTCOMMIT failed (%s): writes through the layout up to offset "
+			snprintf(msg, sizeof(msg), "%s: LAYOUTCOMMIT%s failed (%s): writes through the layout up to offset "
 				 "%llu (%llu bytes in new blocks) may be lost", fh ? pc_path_show(ctx, fh->path) : "file",
+				 cr->reclaim ? " reclaim after the server restarted" : "",
 				 proto_nfsstat4_name(c->nfs_status), (unsigned long long)cr->write_end,
 				 (unsigned long long)bytes);
 			sticky_all(lo, cr->fh, msg);
@@ -937,6 +940,8 @@ static void commit_done(struct pc_compound *c)
 		return;
 	}
 	ctx->stats.layoutcommits++;
+	if (cr->reclaim && first == 0)
+		ctx->stats.layouts_reclaimed++;
 	for (size_t i = first; i < last; i++)
 		mark_written(lo, &lo->committing_list[i]);
 	{
@@ -1039,8 +1044,8 @@ static void commit_send(struct commit_run *cr)
 		LAYOUTCOMMIT4args *a = &op->nfs_argop4_u.oplayoutcommit;
 		a->loca_offset = lo_off;
 		a->loca_length = hi > lo_off ? hi - lo_off : 1;
-		a->loca_reclaim = FALSE;
-		a->loca_stateid = lo->sid;
+		a->loca_reclaim = cr->reclaim ? TRUE : FALSE;
+		a->loca_stateid = cr->reclaim ? cr->open_sid : lo->sid;
 		if (cr->write_end) {
 			a->loca_last_write_offset.no_newoffset = TRUE;
 			a->loca_last_write_offset.newoffset4_u.no_offset = cr->write_end - 1;
@@ -1049,6 +1054,7 @@ static void commit_send(struct commit_run *cr)
 		a->loca_layoutupdate = *u;
 	}
 	c->cachethis = 1;
+	c->setup = cr->reclaim; /* inside the reclaim, before RECLAIM_COMPLETE */
 	c->u64[0] = first;
 	c->u64[1] = last;
 	c->u64[2] = (uint64_t)(uintptr_t)u;
@@ -1189,7 +1195,7 @@ static void commit_flush(struct commit_run *cr)
 
 /* Start a commit of everything written so far; cb may be NULL (background). Returns 0 (cb will
  * run), -ENOENT (nothing to commit), -EBUSY (a commit is running: waiters see its end). */
-static int commit_start(struct pc_layout *lo, struct pnfs_fh *fh, pc_io_cb cb, void *arg)
+static int commit_start_as(struct pc_layout *lo, struct pnfs_fh *fh, int reclaim, pc_io_cb cb, void *arg)
 {
 	struct commit_run *cr;
 
@@ -1197,7 +1203,9 @@ static int commit_start(struct pc_layout *lo, struct pnfs_fh *fh, pc_io_cb cb, v
 		return -ENOENT;
 	if (lo->committing)
 		return -EBUSY;
-	if (!lo->have_sid) {
+	if (lo->reclaim && !reclaim)
+		return -EBUSY; /* the writes wait for the reclaim; its end wakes the commit waiters */
+	if (!lo->have_sid && !reclaim) {
 		if (lo->ndirty && fh)
 			pc_fh_set_sticky(fh, -EIO, "%s: the layout is gone before LAYOUTCOMMIT: writes through it may be "
 					 "lost", pc_path_show(lo->ctx, fh->path));
@@ -1214,6 +1222,9 @@ static int commit_start(struct pc_layout *lo, struct pnfs_fh *fh, pc_io_cb cb, v
 	cr->fh = fh;
 	cr->cb = cb;
 	cr->arg = arg;
+	cr->reclaim = reclaim;
+	if (reclaim)
+		cr->open_sid = fh->open_sid;
 	cr->write_end = lo->write_end;
 	lo->committing = 1;
 	lo->commit_write_end = lo->write_end;
@@ -1230,6 +1241,11 @@ static int commit_start(struct pc_layout *lo, struct pnfs_fh *fh, pc_io_cb cb, v
 	lo->ow_all = 0;
 	commit_flush(cr);
 	return 0;
+}
+
+static int commit_start(struct pc_layout *lo, struct pnfs_fh *fh, pc_io_cb cb, void *arg)
+{
+	return commit_start_as(lo, fh, 0, cb, arg);
 }
 
 struct commit_again {
@@ -1294,6 +1310,180 @@ void pc_layout_maybe_commit(struct pc_layout *lo, struct pnfs_fh *fh)
 {
 	if (lo->ndirty > PC_DIRTY_SOFT_MAX && !lo->committing)
 		commit_start(lo, fh, NULL, NULL);
+}
+
+/* ---- LAYOUTCOMMIT reclaim ------------------------------------------------------------------------ */
+
+/* After a server restart (RFC 8881 §18.42.3) the layout is gone, but what the client wrote through it
+ * is on the LUNs, in blocks the server still holds for the file as INVALID_DATA through its grace
+ * period. Once the open is reclaimed, the client makes those writes stable (registering its new key
+ * on SCSI devices first: the restarted server removed the old one) and commits them with
+ * loca_reclaim set, before RECLAIM_COMPLETE. Without it they would be lost with the layout. */
+
+struct reclaim_run {
+	struct pc_layout *lo;
+	struct pnfs_fh *fh;
+	void (*done)(struct pnfs_context *, void *);
+	void *arg;
+	unsigned waiting;           /* devices being registered again */
+	int failed;
+	char why[500];
+};
+
+static void reclaim_wake_waiters(struct pc_layout *lo)
+{
+	struct pc_waiter *waiters = lo->commit_waiters;
+
+	lo->commit_waiters = NULL;
+	while (waiters) {
+		struct pc_waiter *w = waiters->next;
+		waiters->fn(lo->ctx, waiters->arg);
+		free(waiters);
+		waiters = w;
+	}
+}
+
+static void reclaim_lost(struct pc_layout *lo, struct pnfs_fh *fh, const char *why)
+{
+	char msg[800];
+
+	snprintf(msg, sizeof(msg), "%s: the server restarted and %s: writes through the layout that were not "
+		 "committed may be lost", fh ? pc_path_show(lo->ctx, fh->path) : "file", why);
+	sticky_all(lo, fh, msg);
+	free(lo->dirty);
+	lo->dirty = NULL;
+	lo->ndirty = 0;
+	lo->written = 0;
+	lo->write_end = 0;
+	lo->now_devs = 0;
+	lo->ow_all = 0;
+	lo->reclaim = 0;
+	reclaim_wake_waiters(lo);
+}
+
+void pc_layout_reclaim_begin(struct pnfs_fh *fh)
+{
+	struct pc_layout *lo = fh->lo;
+
+	if (!lo || lo->reclaim)
+		return; /* another handle of the file already kept them */
+	if (!lo->ndirty || lo->committing) {
+		/* Nothing to keep, or a commit is out under the old stateid: it fails, and says so. */
+		pc_layout_forget(fh);
+		return;
+	}
+	lo->reclaim = 1;
+	sid_forget(lo);
+	pc_layout_kick(lo);
+}
+
+void pc_layout_reclaim_drop(struct pnfs_fh *fh)
+{
+	struct pc_layout *lo = fh->lo;
+
+	if (lo && lo->reclaim)
+		reclaim_lost(lo, fh, "the file's open could not be reclaimed");
+}
+
+static void reclaim_committed(struct pnfs_context *ctx, int status, void *arg)
+{
+	struct reclaim_run *rr = arg;
+
+	if (status == 0)
+		LOG_INFO("pnfs: %s: writes through the layout committed again after the server restarted",
+			 pc_path_show(ctx, rr->fh->path));
+	rr->done(ctx, rr->arg);
+	free(rr);
+}
+
+static void reclaim_devices_ready(struct pnfs_context *ctx, void *arg);
+
+/* Ask for every device the reclaim flushes (those the kept writes went to, and those written through
+ * READ_WRITE_DATA extents) to be usable under the new client ID; some may answer later. */
+static void reclaim_ask(struct reclaim_run *rr, struct pc_device *d)
+{
+	int rc;
+
+	if (rr->failed)
+		return;
+	if (d->state == PC_DEV_FETCHING && !d->fetch_setup) {
+		/* its GETDEVICEINFO waits for the end of the reclaim, which would wait for it */
+		rr->failed = 1;
+		snprintf(rr->why, sizeof(rr->why), "its device was being looked up at the time");
+		return;
+	}
+	rr->waiting++;
+	rc = pc_device_ensure(d, reclaim_devices_ready, rr);
+	if (rc != 0)
+		rr->waiting--;
+	if (rc < 0) {
+		rr->failed = 1;
+		snprintf(rr->why, sizeof(rr->why), "its device cannot be used again (%s)", d->why[0] ? d->why : strerror(-rc));
+	}
+}
+
+static void reclaim_devices_ready(struct pnfs_context *ctx, void *arg)
+{
+	struct reclaim_run *rr = arg;
+	struct pc_layout *lo = rr->lo;
+	int rc;
+
+	if (rr->waiting && --rr->waiting)
+		return;
+	/* Every device asked for has settled: ask again until all are ready at once (one registered
+	 * under the old ID while we waited is stale again) or one cannot be had. */
+	rr->waiting = 1;
+	for (size_t i = 0; i < lo->ndirty; i++)
+		reclaim_ask(rr, lo->dirty[i].dev);
+	if (lo->ow_all) {
+		for (struct pc_device *d = ctx->devices_list; d; d = d->next)
+			if (d->vol && d->bms)
+				reclaim_ask(rr, d);
+	} else {
+		for (unsigned i = 0; i < lo->now_devs; i++)
+			reclaim_ask(rr, lo->ow_devs[i]);
+	}
+	if (--rr->waiting && !rr->failed)
+		return;
+	if (rr->failed) {
+		if (rr->waiting)
+			return; /* the last device to settle finishes */
+		reclaim_lost(lo, rr->fh, rr->why);
+		rr->done(ctx, rr->arg);
+		free(rr);
+		return;
+	}
+	lo->reclaim = 0;
+	rc = commit_start_as(lo, rr->fh, 1, reclaim_committed, rr);
+	if (rc < 0) {
+		if (rc != -ENOENT) {
+			snprintf(rr->why, sizeof(rr->why), "the LAYOUTCOMMIT reclaim could not start (%s)", strerror(-rc));
+			reclaim_lost(lo, rr->fh, rr->why);
+		}
+		reclaim_wake_waiters(lo);
+		rr->done(ctx, rr->arg);
+		free(rr);
+	}
+}
+
+int pc_layout_reclaim_commit(struct pnfs_fh *fh, void (*done)(struct pnfs_context *, void *), void *arg)
+{
+	struct pc_layout *lo = fh->lo;
+	struct reclaim_run *rr;
+
+	if (!lo || !lo->reclaim)
+		return 0;
+	rr = calloc(1, sizeof(*rr));
+	if (!rr) {
+		reclaim_lost(lo, fh, "memory ran out");
+		return 0;
+	}
+	rr->lo = lo;
+	rr->fh = fh;
+	rr->done = done;
+	rr->arg = arg;
+	reclaim_devices_ready(lo->ctx, rr);
+	return 1;
 }
 
 /* ---- LAYOUTRETURN ------------------------------------------------------------------------------- */

@@ -17,6 +17,7 @@
 #define PC_COMMIT_BATCH 4096             /* extents per LAYOUTCOMMIT */
 #define PC_DIRTY_SOFT_MAX 2048           /* more dirty ranges than this: commit in the background */
 #define PC_OW_DEVS_MAX 8                 /* devices remembered as overwritten before a commit */
+#define PC_FENCE_CHECKS 4                /* unanswered SEQUENCEs before a RESERVATION CONFLICT counts */
 
 enum pc_dev_state {
 	PC_DEV_NEW = 0,
@@ -54,6 +55,9 @@ struct pc_device {
 	struct pc_bm *bms;          /* its blkmap contexts: the current one first, then earlier ones
 	                               that may still complete I/O (closed once idle) */
 	uint32_t maxcount;          /* GETDEVICEINFO gdia_maxcount (grows on NFS4ERR_TOOSMALL) */
+	unsigned key_gen;           /* bumped with each new client ID (SCSI: a new PR key to register) */
+	int fetch_setup;            /* the GETDEVICEINFO in flight goes out during a reclaim */
+	unsigned fetch_gen;         /* key_gen when the last GETDEVICEINFO was sent */
 };
 
 struct pc_ext {
@@ -114,6 +118,9 @@ struct pc_io {
 	int err;
 	char errmsg[400];
 	struct pc_device *errdev;
+	unsigned errgen;            /* errdev's key_gen when the failed piece was issued */
+	unsigned fence_checks;      /* SEQUENCEs sent to check a RESERVATION CONFLICT with the server */
+	int fence_answered;         /* and one was answered */
 	uint64_t len;               /* bytes this I/O moves (reads: clamped at EOF) */
 };
 
@@ -158,6 +165,7 @@ struct pc_layout {
 	 * try again later) or -errno (failed, the context error says why). */
 	struct pc_waiter *get_waiters;
 	int get_result;
+	int reclaim;                /* the server lost our state: dirty waits for a LAYOUTCOMMIT reclaim */
 };
 
 /* pio.c: (re)try an I/O; it completes, queues itself on its layout, or goes to the MDS. */

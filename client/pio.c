@@ -154,6 +154,7 @@ struct piece {
 	struct pc_io *io;
 	struct pc_seg *seg;
 	struct pc_device *dev;
+	unsigned gen;               /* dev's key_gen when issued */
 	uint64_t foff, len;         /* the caller's bytes */
 	uint64_t wfoff, wlen;       /* the window written or read (block aligned) */
 	uint64_t wsoff;             /* storage offset of wfoff */
@@ -188,6 +189,7 @@ static void piece_end(struct piece *p, int status, const struct blkmap_io_result
 	if (status < 0 && io->err == 0) {
 		io->err = status;
 		io->errdev = p->dev;
+		io->errgen = p->gen;
 		snprintf(io->errmsg, sizeof(io->errmsg), "%s",
 			 res && res->message ? res->message : strerror(-status));
 	}
@@ -299,6 +301,7 @@ static void fill_cb(struct blkmap_ctx *bctx, int status, const struct blkmap_io_
 		if (p->io->err == 0) {
 			p->io->err = status;
 			p->io->errdev = p->dev;
+			p->io->errgen = p->gen;
 			snprintf(p->io->errmsg, sizeof(p->io->errmsg), "%s",
 				 res && res->message ? res->message : strerror(-status));
 		}
@@ -402,6 +405,7 @@ static int issue_write(struct pc_io *io, struct pc_seg *seg, struct pc_ext *t, u
 	p->io = io;
 	p->seg = seg;
 	p->dev = t->dev;
+	p->gen = t->dev->key_gen;
 	p->foff = foff;
 	p->len = len;
 	p->wfoff = wa;
@@ -461,6 +465,7 @@ static int issue_read(struct pc_io *io, struct pc_seg *seg, const struct pc_ext 
 	p->io = io;
 	p->seg = seg;
 	p->dev = e->dev;
+	p->gen = e->dev->key_gen;
 	p->foff = foff;
 	p->len = len;
 	if (s > ws && !(p->head = malloc(s - ws))) {
@@ -635,6 +640,17 @@ static void write_ahead(struct pc_io *io)
 
 /* ---- the step ---------------------------------------------------------------------------------- */
 
+static void fence_check_done(struct pc_compound *c)
+{
+	struct pc_io *io = c->priv;
+
+	/* Not answered (the connection timed out): ask again, on the recovered session. */
+	if (c->status == 0)
+		io->fence_answered = 1;
+	pc_compound_free(c);
+	io_maybe_complete(io);
+}
+
 static void io_maybe_complete(struct pc_io *io)
 {
 	struct pnfs_fh *fh;
@@ -659,9 +675,28 @@ static void io_maybe_complete(struct pc_io *io)
 		io_finish(io, -ECANCELED);
 		return;
 	}
+	/* RESERVATION CONFLICT: the server fenced us, or it restarted and removed the key of a client ID
+	 * it no longer knows. Ask it first (a SEQUENCE): after a restart the answer comes once the session
+	 * is recovered under a new client ID (and what the layout wrote is reclaimed), and the device is
+	 * registered again rather than given up. */
+	if (io->errdev && io->err == -EBADE && io->errgen == io->errdev->key_gen && !io->fence_answered &&
+	    io->fence_checks < PC_FENCE_CHECKS) {
+		struct pc_compound *c = pc_compound_new(fh->ctx, "SEQUENCE (after RESERVATION CONFLICT)");
+		if (c) {
+			io->fence_checks++;
+			c->done = fence_check_done;
+			c->priv = io;
+			pc_submit(c);
+			return;
+		}
+	}
 	/* The SAN path failed: stop using it for this file, return the layout, redo through the MDS. */
 	if (io->errdev) {
-		if (io->err == -EBADE) {
+		if (io->err == -EBADE && io->errgen != io->errdev->key_gen) {
+			/* Issued under the client ID the server has since forgotten (it restarted and
+			 * removed that ID's key): the device is being registered again with the new one. */
+			snprintf(buf, sizeof(buf), "RESERVATION CONFLICT under our earlier client ID: %s", io->errmsg);
+		} else if (io->err == -EBADE) {
 			snprintf(buf, sizeof(buf), "fenced by the server (RESERVATION CONFLICT): %s", io->errmsg);
 			pc_device_fail(io->errdev, PC_DEV_FENCED, "%s", buf);
 		} else {

@@ -274,6 +274,8 @@ struct pnfs_stats {
 	uint64_t recalls, fallbacks, fenced;
 	uint64_t connects, session_recoveries, clientid_recoveries, replays;
 	uint64_t slots_settled;     /* slots whose call was given up unanswered, settled by a lone SEQUENCE */
+	uint64_t layouts_reclaimed; /* layouts whose uncommitted writes were committed with LAYOUTCOMMIT
+	                               reclaim after the server restarted (RFC 8881 §18.42.3) */
 };
 void pnfs_get_stats(struct pnfs_context *ctx, struct pnfs_stats *st);
 

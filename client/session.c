@@ -3,7 +3,8 @@
  * Recovery climbs only as far as needed: a new connection is first bound to the old session
  * (BIND_CONN_TO_SESSION: in-flight calls replay from the server's reply cache); a dead session gets a
  * new one on the same client ID (state survives); a stale client ID means the server lost our state:
- * a new client ID, opens reclaimed, layouts dropped, then RECLAIM_COMPLETE. */
+ * a new client ID, opens reclaimed, the writes layouts held uncommitted committed with LAYOUTCOMMIT
+ * reclaim (the other layouts dropped), then RECLAIM_COMPLETE. */
 #include "client/internal.h"
 
 #include <errno.h>
@@ -336,6 +337,7 @@ static void create_session_done(struct pc_compound *c)
 	if (ctx->new_clientid) {
 		/* The server lost our state: reclaim the opens during its grace period. */
 		set_state(ctx, PC_ST_RECLAIM);
+		pc_devices_new_clientid(ctx);
 		pc_files_reclaim(ctx, 1, reclaim_done);
 	} else if (first) {
 		set_state(ctx, PC_ST_RECLAIM);

@@ -299,11 +299,18 @@ static void *proxy_main(void *arg)
 				if (!q->revents)
 					continue;
 				ssize_t r = read(q->fd, buf, sizeof(buf));
-				int dead = r <= 0;
+				int dead = r <= 0, drop;
 				pthread_mutex_lock(&p->mu);
-				if (p->drop & (side == 0 ? CT_PROXY_DROP_REQUESTS : CT_PROXY_DROP_REPLIES))
-					r = 0; /* lost on the way */
+				drop = p->drop;
 				pthread_mutex_unlock(&p->mu);
+				if (drop & (side == 0 ? CT_PROXY_DROP_REQUESTS : CT_PROXY_DROP_REPLIES))
+					r = 0; /* lost on the way */
+				if (dead && side == 1 && drop == CT_PROXY_BLACK_HOLE) {
+					/* the server went away; its peer hears nothing of it */
+					close(p->pairs[i][1]);
+					p->pairs[i][1] = -1;
+					continue;
+				}
 				for (ssize_t off = 0; !dead && off < r;) {
 					ssize_t w = write(p->pairs[i][1 - side], buf + off, (size_t)(r - off));
 					if (w <= 0)

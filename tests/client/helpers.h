@@ -37,6 +37,9 @@ int ct_proxy_cut(struct ct_proxy *p);
 /* Lose bytes on every relayed connection, new ones too, until called with CT_PROXY_PASS: the peer
  * stays connected but hears nothing (a hung server, a black-holed path). */
 enum { CT_PROXY_PASS = 0, CT_PROXY_DROP_REQUESTS = 1, CT_PROXY_DROP_REPLIES = 2 };
+/* Both: and when the server closes a connection, its peer is not told (until the relay passes bytes
+ * again, when its next request finds the connection gone). */
+#define CT_PROXY_BLACK_HOLE (CT_PROXY_DROP_REQUESTS | CT_PROXY_DROP_REPLIES)
 void ct_proxy_drop(struct ct_proxy *p, int what);
 /* Connections accepted so far. */
 unsigned ct_proxy_accepted(const struct ct_proxy *p);
