@@ -872,6 +872,9 @@ struct commit_run {
 	char flush_msg[700];
 	int reclaim;                /* LAYOUTCOMMIT reclaim (loca_reclaim TRUE, the open's stateid) */
 	stateid4 open_sid;
+	unsigned fence_checks;      /* SEQUENCEs sent after the flush met RESERVATION CONFLICT */
+	int fence_answered;
+	int handed_over;            /* the server had restarted: its reclaim took the writes */
 };
 
 static void commit_send(struct commit_run *cr);
@@ -1064,6 +1067,36 @@ static void commit_send(struct commit_run *cr)
 	pc_submit(c);
 }
 
+static void commit_after_flush(struct commit_run *cr);
+
+static void commit_fence_checked(struct pc_compound *c)
+{
+	struct commit_run *cr = c->priv;
+	struct pc_layout *lo = cr->lo;
+	struct pnfs_context *ctx = lo->ctx;
+
+	if (c->status == 0)
+		cr->fence_answered = 1;
+	pc_compound_free(c);
+	if (cr->handed_over) {
+		/* The server had restarted: the writes went to its reclaim, whose outcome the files
+		 * report (fsync waits for a reclaim commit still running). */
+		pc_io_cb cb = cr->cb;
+		void *arg = cr->arg;
+		struct pnfs_fh *fh = cr->fh;
+		free(cr);
+		if (cb && fh && fh->lo == lo && pc_layout_commit(fh, cb, arg) == 0)
+			return;
+		if (cb)
+			cb(ctx, 0, arg);
+		if (lo->refs == 0 && !lo->waitq && !lo->committing && !lo->returning && !lo->getting)
+			pc_layout_free(lo);
+		return;
+	}
+	lo->parked = NULL;
+	commit_after_flush(cr);
+}
+
 static void commit_after_flush(struct commit_run *cr)
 {
 	struct pnfs_context *ctx = cr->lo->ctx;
@@ -1071,6 +1104,24 @@ static void commit_after_flush(struct commit_run *cr)
 	if (!cr->flush_err) {
 		commit_send(cr);
 		return;
+	}
+	/* RESERVATION CONFLICT: fenced, or the server restarted and removed the key of a client ID it
+	 * no longer knows. Ask it (a SEQUENCE): after a restart the answer comes once the session is
+	 * recovered, and the reclaim has taken these writes (pc_layout_reclaim_begin). */
+	if (cr->flush_err == -EBADE && !cr->reclaim && !cr->fence_answered && cr->fence_checks < PC_FENCE_CHECKS &&
+	    !ctx->destroying) {
+		struct pc_compound *c = pc_compound_new(ctx, "SEQUENCE (after RESERVATION CONFLICT)");
+		if (c) {
+			if (cr->fence_checks++ == 0)
+				LOG_INFO("pnfs: %s: RESERVATION CONFLICT flushing the LUNs (%s); asking the server "
+					 "whether it restarted", cr->fh ? pc_path_show(ctx, cr->fh->path) : "file",
+					 cr->flush_msg);
+			cr->lo->parked = cr;
+			c->done = commit_fence_checked;
+			c->priv = cr;
+			pc_submit(c);
+			return;
+		}
 	}
 	char msg[1000];
 
@@ -1361,12 +1412,43 @@ static void reclaim_lost(struct pc_layout *lo, struct pnfs_fh *fh, const char *w
 	reclaim_wake_waiters(lo);
 }
 
+/* The parked commit's writes go back to the dirty list, the newer writes over the older ones. */
+static void dirty_take_back(struct pc_layout *lo, struct commit_run *cr)
+{
+	struct pc_dirty *newer = lo->dirty, *older = lo->committing_list;
+	size_t nn = lo->ndirty, no = lo->ncommitting;
+
+	lo->dirty = NULL;
+	lo->ndirty = 0;
+	lo->capdirty = 0;
+	lo->committing_list = NULL;
+	lo->ncommitting = 0;
+	lo->committing = 0;
+	for (size_t i = 0; i < no; i++)
+		pc_dirty_add(lo, older[i].foff, older[i].len, older[i].soff, older[i].dev, older[i].invalid);
+	for (size_t i = 0; i < nn; i++)
+		pc_dirty_add(lo, newer[i].foff, newer[i].len, newer[i].soff, newer[i].dev, newer[i].invalid);
+	free(newer);
+	free(older);
+	if (lo->commit_write_end > lo->write_end)
+		lo->write_end = lo->commit_write_end;
+	lo->written = 1;
+	for (unsigned i = 0; i < cr->now_devs; i++)
+		pc_layout_note_overwrite(lo, cr->ow_devs[i]);
+	if (cr->ow_all)
+		lo->ow_all = 1;
+	cr->handed_over = 1;
+	lo->parked = NULL;
+}
+
 void pc_layout_reclaim_begin(struct pnfs_fh *fh)
 {
 	struct pc_layout *lo = fh->lo;
 
 	if (!lo || lo->reclaim)
 		return; /* another handle of the file already kept them */
+	if (lo->parked)
+		dirty_take_back(lo, lo->parked); /* its flush met the restarted server's fence */
 	if (!lo->ndirty || lo->committing) {
 		/* Nothing to keep, or a commit is out under the old stateid: it fails, and says so. */
 		pc_layout_forget(fh);

@@ -38,6 +38,7 @@ struct pc_bm {
 };
 
 struct pc_resolve;
+struct commit_run;
 
 struct pc_device {
 	struct pc_device *next;
@@ -166,6 +167,7 @@ struct pc_layout {
 	struct pc_waiter *get_waiters;
 	int get_result;
 	int reclaim;                /* the server lost our state: dirty waits for a LAYOUTCOMMIT reclaim */
+	struct commit_run *parked;  /* the commit whose flush met RESERVATION CONFLICT, asking the server */
 };
 
 /* pio.c: (re)try an I/O; it completes, queues itself on its layout, or goes to the MDS. */

@@ -683,7 +683,9 @@ static void io_maybe_complete(struct pc_io *io)
 	    io->fence_checks < PC_FENCE_CHECKS) {
 		struct pc_compound *c = pc_compound_new(fh->ctx, "SEQUENCE (after RESERVATION CONFLICT)");
 		if (c) {
-			io->fence_checks++;
+			if (io->fence_checks++ == 0)
+				LOG_INFO("pnfs: %s: RESERVATION CONFLICT (%s); asking the server whether it restarted",
+					 pc_path_show(fh->ctx, fh->path), io->errmsg);
 			c->done = fence_check_done;
 			c->priv = io;
 			pc_submit(c);

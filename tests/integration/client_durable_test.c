@@ -315,7 +315,8 @@ static void test_mds_restart_mid_copy(void)
  * before any LAYOUTCOMMIT. The restarted server removed the client's key from the LUNs, knows no
  * layout and has a new ID for its device; it holds the blocks it gave out for the file through its
  * grace period. The client learns of the restart (from the MDS on its next call, or first from the
- * LUNs: RESERVATION CONFLICT on its next write, which it checks with the server), reclaims the
+ * LUNs: RESERVATION CONFLICT on its next write or on fsync's flush, which it checks with the
+ * server), reclaims the
  * open, finds its device under the new ID (GETDEVICELIST), registers its new key on every LUN,
  * flushes them and commits the writes with LAYOUTCOMMIT reclaim, then RECLAIM_COMPLETE. fsync
  * reports nothing lost, the device is not taken for fenced, and another client reads every byte
@@ -328,8 +329,11 @@ static void *pass_later(void *arg)
 	return NULL;
 }
 
-static void layout_reclaim(int write_first)
+enum { FIRST_STAT, FIRST_WRITE, FIRST_FSYNC };
+
+static void layout_reclaim(int first)
 {
+	const int write_first = first == FIRST_WRITE;
 	struct rig r = { 0 };
 	struct lab_opts ram = { .ram = 1 };
 	struct pnfs_stats st0, st;
@@ -369,7 +373,7 @@ static void layout_reclaim(int write_first)
 	CU_ASSERT_EQUAL(st0.direct_bytes_written, 8 * MIB);
 	CU_ASSERT_EQUAL(st0.layoutcommits, 0);
 
-	if (write_first)
+	if (first != FIRST_STAT)
 		ct_proxy_drop(px, CT_PROXY_BLACK_HOLE);
 	CU_ASSERT_EQUAL(tmds_stop(r.m, SIGKILL), 128 + SIGKILL);
 	CU_ASSERT_EQUAL_FATAL(tmds_start(r.m), 0);
@@ -383,6 +387,15 @@ static void layout_reclaim(int write_first)
 		pthread_join(passer, NULL);
 		pnfs_get_stats(r.ctx, &st);
 		CU_ASSERT_EQUAL(st.mds_data_written, MIB);
+	}
+	if (first == FIRST_FSYNC) {
+		/* fsync's flush meets RESERVATION CONFLICT; its check is answered after the reclaim,
+		 * which took the writes: nothing lost */
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&passer, NULL, pass_later, px), 0);
+		CU_ASSERT_EQUAL(pnfs_fsync(r.ctx, fh), 0);
+		pthread_join(passer, NULL);
+		if (pnfs_get_error(r.ctx)[0])
+			fprintf(stderr, "\n  fsync: %s\n", pnfs_get_error(r.ctx));
 	}
 	/* the next call finds the server restarted: new client ID, reclaims, then its answer */
 	CU_ASSERT_EQUAL(pnfs_stat(r.ctx, "/kept", &sa), 0);
@@ -423,12 +436,17 @@ static void layout_reclaim(int write_first)
 
 static void test_layout_reclaim(void)
 {
-	layout_reclaim(0);
+	layout_reclaim(FIRST_STAT);
 }
 
 static void test_layout_reclaim_after_conflict(void)
 {
-	layout_reclaim(1);
+	layout_reclaim(FIRST_WRITE);
+}
+
+static void test_layout_reclaim_after_flush_conflict(void)
+{
+	layout_reclaim(FIRST_FSYNC);
 }
 
 TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
@@ -437,4 +455,5 @@ TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
 	   { "san_path_lost", test_san_path_lost },
 	   { "mds_restart_mid_copy", test_mds_restart_mid_copy },
 	   { "layout_reclaim", test_layout_reclaim },
-	   { "layout_reclaim_after_conflict", test_layout_reclaim_after_conflict });
+	   { "layout_reclaim_after_conflict", test_layout_reclaim_after_conflict },
+	   { "layout_reclaim_after_flush_conflict", test_layout_reclaim_after_flush_conflict });
