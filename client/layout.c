@@ -702,6 +702,7 @@ static void layoutget_done(struct pc_compound *c)
 	case NFS4ERR_LAYOUTTRYLATER:
 	case NFS4ERR_RECALLCONFLICT:
 	case NFS4ERR_DELAY:
+	case NFS4ERR_GRACE: /* the server restarted: no layouts until its grace period ends */
 		if (++lo->trylater <= TRYLATER_MAX) {
 			lo->retry_timer.fn = retry_fire;
 			lo->retry_timer.arg = lo;
@@ -1455,6 +1456,7 @@ void pc_layout_reclaim_begin(struct pnfs_fh *fh)
 		return;
 	}
 	lo->reclaim = 1;
+	lo->epoch++;
 	sid_forget(lo);
 	pc_layout_kick(lo);
 }
@@ -1684,6 +1686,7 @@ void pc_layout_forget(struct pnfs_fh *fh)
 	lo->dirty = NULL;
 	lo->ndirty = 0;
 	lo->written = 0;
+	lo->epoch++;
 	sid_forget(lo);
 	pc_layout_kick(lo);
 }

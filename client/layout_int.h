@@ -122,6 +122,8 @@ struct pc_io {
 	unsigned errgen;            /* errdev's key_gen when the failed piece was issued */
 	unsigned fence_checks;      /* SEQUENCEs sent to check a RESERVATION CONFLICT with the server */
 	int fence_answered;         /* and one was answered */
+	int stale_write;            /* a piece landed through a layout the server lost, after its reclaim */
+	unsigned redone;            /* times done again for that */
 	uint64_t len;               /* bytes this I/O moves (reads: clamped at EOF) */
 };
 
@@ -168,6 +170,7 @@ struct pc_layout {
 	int get_result;
 	int reclaim;                /* the server lost our state: dirty waits for a LAYOUTCOMMIT reclaim */
 	struct commit_run *parked;  /* the commit whose flush met RESERVATION CONFLICT, asking the server */
+	unsigned epoch;             /* bumped when the server loses the layout with our client ID */
 };
 
 /* pio.c: (re)try an I/O; it completes, queues itself on its layout, or goes to the MDS. */

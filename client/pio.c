@@ -155,6 +155,7 @@ struct piece {
 	struct pc_seg *seg;
 	struct pc_device *dev;
 	unsigned gen;               /* dev's key_gen when issued */
+	unsigned epoch;             /* the layout's epoch when issued */
 	uint64_t foff, len;         /* the caller's bytes */
 	uint64_t wfoff, wlen;       /* the window written or read (block aligned) */
 	uint64_t wsoff;             /* storage offset of wfoff */
@@ -194,7 +195,12 @@ static void piece_end(struct piece *p, int status, const struct blkmap_io_result
 			 res && res->message ? res->message : strerror(-status));
 	}
 	if (status >= 0) {
-		if (io->write) {
+		if (io->write && p->epoch != lo->epoch && !lo->reclaim) {
+			/* Written through a layout the server lost with our client ID, and too late for
+			 * its reclaim: no commit may name it (under a new layout the range may map to
+			 * other blocks). The I/O is done again. */
+			io->stale_write = 1;
+		} else if (io->write) {
 			ctx->stats.direct_bytes_written += p->len;
 			if (p->invalid)
 				pc_dirty_add(lo, p->wfoff, p->wlen, p->wsoff, p->dev, 1);
@@ -406,6 +412,7 @@ static int issue_write(struct pc_io *io, struct pc_seg *seg, struct pc_ext *t, u
 	p->seg = seg;
 	p->dev = t->dev;
 	p->gen = t->dev->key_gen;
+	p->epoch = lo->epoch;
 	p->foff = foff;
 	p->len = len;
 	p->wfoff = wa;
@@ -662,7 +669,7 @@ static void io_maybe_complete(struct pc_io *io)
 		return;
 	fh = io->fh;
 	lo = io->lo;
-	if (io->err == 0) {
+	if (io->err == 0 && !io->stale_write) {
 		if (io->write && io->off + io->len > fh->size)
 			fh->size = io->off + io->len;
 		if (io->write)
@@ -673,6 +680,28 @@ static void io_maybe_complete(struct pc_io *io)
 	if (fh->ctx->destroying) {
 		/* cancelled by pnfs_context_destroy: there is no MDS path left to redo it on */
 		io_finish(io, -ECANCELED);
+		return;
+	}
+	/* Issued under a client ID the server has since forgotten (it restarted and removed that ID's
+	 * key), or landed too late for the reclaim: do it again, through a new layout (the device
+	 * registered again under the new ID) or through the MDS. */
+	if (((io->err == 0 && io->stale_write) ||
+	     (io->errdev && io->err == -EBADE && io->errgen != io->errdev->key_gen)) && io->redone < 2) {
+		LOG_INFO("pnfs: %s: %s under our earlier client ID; %s offset %llu+%llu again",
+			 pc_path_show(fh->ctx, fh->path), io->err ? "RESERVATION CONFLICT" : "a write landed",
+			 io->write ? "writing" : "reading", (unsigned long long)io->off, (unsigned long long)io->total);
+		io->redone++;
+		io->err = 0;
+		io->errdev = NULL;
+		io->stale_write = 0;
+		io->fence_checks = 0;
+		io->fence_answered = 0;
+		pc_pio_step(io);
+		return;
+	}
+	if (io->err == 0 && io->stale_write) {
+		io->stale_write = 0;
+		to_mds(io);
 		return;
 	}
 	/* RESERVATION CONFLICT: the server fenced us, or it restarted and removed the key of a client ID
@@ -694,11 +723,7 @@ static void io_maybe_complete(struct pc_io *io)
 	}
 	/* The SAN path failed: stop using it for this file, return the layout, redo through the MDS. */
 	if (io->errdev) {
-		if (io->err == -EBADE && io->errgen != io->errdev->key_gen) {
-			/* Issued under the client ID the server has since forgotten (it restarted and
-			 * removed that ID's key): the device is being registered again with the new one. */
-			snprintf(buf, sizeof(buf), "RESERVATION CONFLICT under our earlier client ID: %s", io->errmsg);
-		} else if (io->err == -EBADE) {
+		if (io->err == -EBADE) {
 			snprintf(buf, sizeof(buf), "fenced by the server (RESERVATION CONFLICT): %s", io->errmsg);
 			pc_device_fail(io->errdev, PC_DEV_FENCED, "%s", buf);
 		} else {
