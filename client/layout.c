@@ -934,7 +934,8 @@ static void commit_done(struct pc_compound *c)
 			snprintf(msg, sizeof(msg), "%s: LAYOUTCOMMIT%s failed (%s): writes through the layout up to offset "
 				 "%llu (%llu bytes in new blocks) may be lost", fh ? pc_path_show(ctx, fh->path) : "file",
 				 cr->reclaim ? " reclaim after the server restarted" : "",
-				 proto_nfsstat4_name(c->nfs_status), (unsigned long long)cr->write_end,
+				 c->have_res ? proto_nfsstat4_name(c->nfs_status) : strerror(-c->status),
+				 (unsigned long long)cr->write_end,
 				 (unsigned long long)bytes);
 			sticky_all(lo, cr->fh, msg);
 		}

@@ -327,7 +327,7 @@ static void *pass_later(void *arg)
 	return NULL;
 }
 
-enum { FIRST_STAT, FIRST_WRITE, FIRST_FSYNC };
+enum { FIRST_STAT, FIRST_WRITE, FIRST_FSYNC, BLOCK_LAYOUT };
 
 static void layout_reclaim(int first)
 {
@@ -358,6 +358,7 @@ static void layout_reclaim(int first)
 	o.initiator_name = "iqn.2024-01.test.pnfs:durable-f";
 	o.io_timeout_ms = 4000;
 	o.timeout_ms = 1500;
+	o.no_scsi = first == BLOCK_LAYOUT; /* block layouts: no keys, the device keeps its ID */
 	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &r.ctx), 0);
 	/* the MDS connection goes through a relay, which can keep the restart from the client */
 	px = ct_proxy_start(r.m->port);
@@ -371,7 +372,7 @@ static void layout_reclaim(int first)
 	CU_ASSERT_EQUAL(st0.direct_bytes_written, 8 * MIB);
 	CU_ASSERT_EQUAL(st0.layoutcommits, 0);
 
-	if (first != FIRST_STAT)
+	if (first == FIRST_WRITE || first == FIRST_FSYNC)
 		ct_proxy_drop(px, CT_PROXY_BLACK_HOLE);
 	CU_ASSERT_EQUAL(tmds_stop(r.m, SIGKILL), 128 + SIGKILL);
 	CU_ASSERT_EQUAL_FATAL(tmds_start(r.m), 0);
@@ -448,6 +449,11 @@ static void test_layout_reclaim_after_flush_conflict(void)
 	layout_reclaim(FIRST_FSYNC);
 }
 
+static void test_layout_reclaim_block(void)
+{
+	layout_reclaim(BLOCK_LAYOUT);
+}
+
 TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
 	   { "fsync_and_close_flush_first", test_fsync_and_close_flush_first },
 	   { "flush_failure", test_flush_failure },
@@ -455,4 +461,5 @@ TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
 	   { "mds_restart_mid_copy", test_mds_restart_mid_copy },
 	   { "layout_reclaim", test_layout_reclaim },
 	   { "layout_reclaim_after_conflict", test_layout_reclaim_after_conflict },
-	   { "layout_reclaim_after_flush_conflict", test_layout_reclaim_after_flush_conflict });
+	   { "layout_reclaim_after_flush_conflict", test_layout_reclaim_after_flush_conflict },
+	   { "layout_reclaim_block", test_layout_reclaim_block });
