@@ -915,7 +915,8 @@ void pc_compounds_expire(struct pnfs_context *ctx, uint64_t max_age_ms, int err,
 
 	for (struct pc_compound *c = ctx->waitq_head, *next; c; c = next) {
 		next = c->next;
-		if (now - c->submitted_ms < max_age_ms)
+		/* (a completion below may submit a call after now was read: it is young) */
+		if (c->submitted_ms >= now || now - c->submitted_ms < max_age_ms)
 			continue;
 		snprintf(c->errtext, sizeof(c->errtext), "%s", why);
 		slot_abandon(ctx, c);

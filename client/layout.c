@@ -1079,6 +1079,8 @@ static void commit_fence_checked(struct pc_compound *c)
 
 	if (c->status == 0)
 		cr->fence_answered = 1;
+	LOG_DEBUG("pnfs: fence check of a commit: status %d (%s), checks %u, handed over %d", c->status,
+		  c->have_res ? proto_nfsstat4_name(c->nfs_status) : "no reply", cr->fence_checks, cr->handed_over);
 	pc_compound_free(c);
 	if (cr->handed_over) {
 		/* The server had restarted: the writes went to its reclaim, whose outcome the files
