@@ -60,12 +60,7 @@ static void wake(struct pc_device *d)
 	struct pc_waiter *w = d->waiters;
 
 	d->waiters = NULL;
-	while (w) {
-		struct pc_waiter *next = w->next;
-		w->fn(d->ctx, w->arg);
-		free(w);
-		w = next;
-	}
+	pc_waiters_run(d->ctx, w);
 }
 
 void pc_device_fail(struct pc_device *d, enum pc_dev_state st, const char *fmt, ...)

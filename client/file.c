@@ -90,12 +90,7 @@ static void idle_fire(struct pnfs_context *ctx, struct pc_timer *t)
 	struct pc_waiter *w = r->list;
 
 	free(r);
-	while (w) {
-		struct pc_waiter *next = w->next;
-		w->fn(ctx, w->arg);
-		free(w);
-		w = next;
-	}
+	pc_waiters_run(ctx, w);
 }
 
 /* Waiters run from the top of the loop: an I/O completion must not re-enter the caller's code. */

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 struct blkmap_ctx;
 struct blkmap_vol;
@@ -260,6 +261,17 @@ struct pc_waiter {
 	void *arg;
 	struct pc_waiter *next;
 };
+
+/* Run and free a list of waiters taken off its owner (each may add itself to a new list). */
+static inline void pc_waiters_run(struct pnfs_context *ctx, struct pc_waiter *w)
+{
+	while (w) {
+		struct pc_waiter *next = w->next;
+		w->fn(ctx, w->arg);
+		free(w);
+		w = next;
+	}
+}
 
 struct pnfs_fh {
 	struct pnfs_context *ctx;

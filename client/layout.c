@@ -661,12 +661,7 @@ static void get_waiters_wake(struct pc_layout *lo, int result)
 
 	lo->get_result = result;
 	lo->get_waiters = NULL;
-	while (w) {
-		struct pc_waiter *next = w->next;
-		w->fn(lo->ctx, w->arg);
-		free(w);
-		w = next;
-	}
+	pc_waiters_run(lo->ctx, w);
 }
 
 static void layoutget_done(struct pc_compound *c)
@@ -900,12 +895,7 @@ static void commit_finish(struct commit_run *cr)
 	pc_layout_kick(lo);
 	if (cb)
 		cb(ctx, status, arg);
-	while (waiters) {
-		struct pc_waiter *w = waiters->next;
-		waiters->fn(ctx, waiters->arg);
-		free(waiters);
-		waiters = w;
-	}
+	pc_waiters_run(ctx, waiters);
 	if (lo->refs == 0 && !lo->waitq && !lo->committing && !lo->returning && !lo->getting)
 		pc_layout_free(lo);
 }
@@ -1390,12 +1380,7 @@ static void reclaim_wake_waiters(struct pc_layout *lo)
 	struct pc_waiter *waiters = lo->commit_waiters;
 
 	lo->commit_waiters = NULL;
-	while (waiters) {
-		struct pc_waiter *w = waiters->next;
-		waiters->fn(lo->ctx, waiters->arg);
-		free(waiters);
-		waiters = w;
-	}
+	pc_waiters_run(lo->ctx, waiters);
 }
 
 static void reclaim_lost(struct pc_layout *lo, struct pnfs_fh *fh, const char *why)
