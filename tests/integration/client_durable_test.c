@@ -327,7 +327,7 @@ static void *pass_later(void *arg)
 	return NULL;
 }
 
-enum { FIRST_STAT, FIRST_WRITE, FIRST_FSYNC, BLOCK_LAYOUT };
+enum { FIRST_STAT, FIRST_WRITE, FIRST_FSYNC, FIRST_READ, BLOCK_LAYOUT };
 
 static void layout_reclaim(int first)
 {
@@ -372,7 +372,7 @@ static void layout_reclaim(int first)
 	CU_ASSERT_EQUAL(st0.direct_bytes_written, 8 * MIB);
 	CU_ASSERT_EQUAL(st0.layoutcommits, 0);
 
-	if (first == FIRST_WRITE || first == FIRST_FSYNC)
+	if (first == FIRST_WRITE || first == FIRST_FSYNC || first == FIRST_READ)
 		ct_proxy_drop(px, CT_PROXY_BLACK_HOLE);
 	CU_ASSERT_EQUAL(tmds_stop(r.m, SIGKILL), 128 + SIGKILL);
 	CU_ASSERT_EQUAL_FATAL(tmds_start(r.m), 0);
@@ -387,6 +387,18 @@ static void layout_reclaim(int first)
 		pnfs_get_stats(r.ctx, &st);
 		CU_ASSERT_EQUAL(st.mds_data_written, 0);
 		CU_ASSERT_EQUAL(st.direct_bytes_written - st0.direct_bytes_written, MIB);
+	}
+	if (first == FIRST_READ) {
+		/* a read of what was written, from the LUNs: RESERVATION CONFLICT too (the LUNs admit
+		 * registered initiators only), answered after the reclaim, read again directly */
+		memset(back, 0, total);
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&passer, NULL, pass_later, px), 0);
+		CU_ASSERT_EQUAL(pnfs_pread(r.ctx, fh, back, 8 * MIB, 0), (ssize_t)(8 * MIB));
+		pthread_join(passer, NULL);
+		CU_ASSERT(memcmp(back, buf, 8 * MIB) == 0);
+		pnfs_get_stats(r.ctx, &st);
+		CU_ASSERT_EQUAL(st.mds_data_read, 0);
+		CU_ASSERT(st.direct_bytes_read >= 8 * MIB);
 	}
 	if (first == FIRST_FSYNC) {
 		/* fsync's flush meets RESERVATION CONFLICT; its check is answered after the reclaim,
@@ -449,6 +461,11 @@ static void test_layout_reclaim_after_flush_conflict(void)
 	layout_reclaim(FIRST_FSYNC);
 }
 
+static void test_layout_reclaim_after_read_conflict(void)
+{
+	layout_reclaim(FIRST_READ);
+}
+
 static void test_layout_reclaim_block(void)
 {
 	layout_reclaim(BLOCK_LAYOUT);
@@ -462,4 +479,5 @@ TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
 	   { "layout_reclaim", test_layout_reclaim },
 	   { "layout_reclaim_after_conflict", test_layout_reclaim_after_conflict },
 	   { "layout_reclaim_after_flush_conflict", test_layout_reclaim_after_flush_conflict },
+	   { "layout_reclaim_after_read_conflict", test_layout_reclaim_after_read_conflict },
 	   { "layout_reclaim_block", test_layout_reclaim_block });
