@@ -17,7 +17,7 @@
 #define PC_COMMIT_BATCH 4096             /* extents per LAYOUTCOMMIT */
 #define PC_DIRTY_SOFT_MAX 2048           /* more dirty ranges than this: commit in the background */
 #define PC_OW_DEVS_MAX 8                 /* devices remembered as overwritten before a commit */
-#define PC_FENCE_CHECKS 4                /* unanswered SEQUENCEs before a RESERVATION CONFLICT counts */
+#define PC_FENCE_CHECKS 3                /* unanswered SEQUENCEs before a RESERVATION CONFLICT counts */
 
 enum pc_dev_state {
 	PC_DEV_NEW = 0,
