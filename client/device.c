@@ -574,6 +574,7 @@ static void relocate_next(struct relocation *rl)
 	c->done = relocate_info_done;
 	c->priv = rl;
 	c->setup = d->ctx->state == PC_ST_RECLAIM;
+	d->fetch_setup = c->setup;
 	pc_submit(c);
 }
 
@@ -629,6 +630,7 @@ static void relocate(struct pc_device *d)
 	c->done = relocate_list_done;
 	c->priv = rl;
 	c->setup = d->ctx->state == PC_ST_RECLAIM;
+	d->fetch_setup = c->setup;
 	pc_submit(c);
 }
 
