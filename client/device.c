@@ -427,35 +427,49 @@ static void gdi_done(struct pc_compound *c)
 	pc_compound_free(c);
 }
 
-static void fetch(struct pc_device *d)
+/* A GETDEVICEINFO of id for d (asking for change/delete notifications when notify), ready to submit;
+ * NULL when out of memory. A LAYOUTCOMMIT reclaim registers the device again before it flushes, so
+ * during a reclaim the call goes out inside it. */
+static struct pc_compound *gdi_new(struct pc_device *d, const uint8_t id[NFS4_DEVICEID4_SIZE], int notify,
+				   void (*done)(struct pc_compound *), void *priv)
 {
 	struct pnfs_context *ctx = d->ctx;
-	struct pc_compound *c = pc_compound_new(ctx, "GETDEVICEINFO %s", hexid(d->id));
+	struct pc_compound *c = pc_compound_new(ctx, "GETDEVICEINFO %s", hexid(id));
 	nfs_argop4 *op;
-	uint32_t *notify;
+	uint32_t *bits;
+
+	if (!c)
+		return NULL;
+	ctx->stats.getdeviceinfos++;
+	op = pc_add(c, OP_GETDEVICEINFO);
+	bits = notify ? pc_alloc(c, sizeof(uint32_t)) : NULL;
+	if (op) {
+		GETDEVICEINFO4args *a = &op->nfs_argop4_u.opgetdeviceinfo;
+		memcpy(a->gdia_device_id, id, NFS4_DEVICEID4_SIZE);
+		a->gdia_layout_type = d->type;
+		a->gdia_maxcount = d->maxcount;
+		if (bits) {
+			*bits = (1u << NOTIFY_DEVICEID4_CHANGE) | (1u << NOTIFY_DEVICEID4_DELETE);
+			a->gdia_notify_types.bitmap4_val = bits;
+			a->gdia_notify_types.bitmap4_len = 1;
+		}
+	}
+	c->done = done;
+	c->priv = priv;
+	c->setup = ctx->state == PC_ST_RECLAIM;
+	d->fetch_setup = c->setup;
+	return c;
+}
+
+static void fetch(struct pc_device *d)
+{
+	struct pc_compound *c = gdi_new(d, d->id, 1, gdi_done, d);
 
 	if (!c) {
 		pc_device_fail(d, PC_DEV_FAILED, "out of memory");
 		return;
 	}
 	d->state = PC_DEV_FETCHING;
-	ctx->stats.getdeviceinfos++;
-	op = pc_add(c, OP_GETDEVICEINFO);
-	notify = pc_alloc(c, sizeof(uint32_t));
-	if (op && notify) {
-		GETDEVICEINFO4args *a = &op->nfs_argop4_u.opgetdeviceinfo;
-		memcpy(a->gdia_device_id, d->id, NFS4_DEVICEID4_SIZE);
-		a->gdia_layout_type = d->type;
-		a->gdia_maxcount = d->maxcount;
-		*notify = (1u << NOTIFY_DEVICEID4_CHANGE) | (1u << NOTIFY_DEVICEID4_DELETE);
-		a->gdia_notify_types.bitmap4_val = notify;
-		a->gdia_notify_types.bitmap4_len = 1;
-	}
-	c->done = gdi_done;
-	c->priv = d;
-	/* A LAYOUTCOMMIT reclaim registers the device again before it flushes, inside the reclaim */
-	c->setup = ctx->state == PC_ST_RECLAIM;
-	d->fetch_setup = c->setup;
 	d->fetch_gen = d->key_gen;
 	pc_submit(c);
 }
@@ -549,32 +563,18 @@ static void relocate_info_done(struct pc_compound *c)
 /* GETDEVICEINFO of the next device GETDEVICELIST named. */
 static void relocate_next(struct relocation *rl)
 {
-	struct pc_device *d = rl->d;
 	struct pc_compound *c;
-	nfs_argop4 *op;
 
 	if (rl->next >= rl->n) {
 		relocation_end(rl, "none of its devices has the same volume");
 		return;
 	}
-	c = pc_compound_new(d->ctx, "GETDEVICEINFO %s", hexid(rl->ids[rl->next]));
+	c = gdi_new(rl->d, rl->ids[rl->next], 0, relocate_info_done, rl);
 	if (!c) {
 		relocation_end(rl, "memory ran out");
 		return;
 	}
-	d->ctx->stats.getdeviceinfos++;
-	op = pc_add(c, OP_GETDEVICEINFO);
-	if (op) {
-		GETDEVICEINFO4args *a = &op->nfs_argop4_u.opgetdeviceinfo;
-		memcpy(a->gdia_device_id, rl->ids[rl->next], NFS4_DEVICEID4_SIZE);
-		a->gdia_layout_type = d->type;
-		a->gdia_maxcount = d->maxcount;
-	}
 	rl->next++;
-	c->done = relocate_info_done;
-	c->priv = rl;
-	c->setup = d->ctx->state == PC_ST_RECLAIM;
-	d->fetch_setup = c->setup;
 	pc_submit(c);
 }
 
