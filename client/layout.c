@@ -110,6 +110,13 @@ void pc_layout_free(struct pc_layout *lo)
 	free(lo);
 }
 
+/* Free the layout once nothing holds it: no open handle, waiting I/O or call of its own out. */
+static void layout_maybe_free(struct pc_layout *lo)
+{
+	if (lo->refs == 0 && !lo->waitq && !lo->committing && !lo->returning && !lo->getting && !lo->handed)
+		pc_layout_free(lo);
+}
+
 void pc_layout_detach(struct pnfs_fh *fh)
 {
 	struct pc_layout *lo = fh->lo;
@@ -117,8 +124,8 @@ void pc_layout_detach(struct pnfs_fh *fh)
 	if (!lo)
 		return;
 	fh->lo = NULL;
-	if (--lo->refs == 0 && !lo->getting && !lo->committing && !lo->returning && !lo->waitq)
-		pc_layout_free(lo);
+	lo->refs--;
+	layout_maybe_free(lo);
 }
 
 /* ---- waiting I/O ---------------------------------------------------------------------------------- */
@@ -754,8 +761,7 @@ static void layoutget_done(struct pc_compound *c)
 	pc_compound_free(c);
 check_free:
 	get_waiters_wake(lo, result);
-	if (lo->refs == 0 && !lo->waitq && !lo->committing && !lo->returning)
-		pc_layout_free(lo);
+	layout_maybe_free(lo);
 }
 
 void pc_layout_get(struct pc_layout *lo, struct pnfs_fh *fh, uint64_t off, uint64_t len, uint64_t minlen,
@@ -875,6 +881,24 @@ struct commit_run {
 
 static void commit_send(struct commit_run *cr);
 
+/* A commit whose writes went to the reclaim after a server restart (dirty_take_back) ends when its
+ * last call does, whatever that call's outcome: the reclaim's commit says what became of the writes,
+ * and the caller waiting on this one waits for that (fsync reports it, or the loss it met). */
+static void commit_handed_end(struct commit_run *cr)
+{
+	struct pc_layout *lo = cr->lo;
+	struct pnfs_context *ctx = lo->ctx;
+	pc_io_cb cb = cr->cb;
+	void *arg = cr->arg;
+	struct pnfs_fh *fh = cr->fh;
+
+	free(cr);
+	lo->handed--;
+	if (cb && !(!ctx->destroying && fh && fh->lo == lo && pc_layout_commit(fh, cb, arg) == 0))
+		cb(ctx, 0, arg);
+	layout_maybe_free(lo);
+}
+
 static void commit_finish(struct commit_run *cr)
 {
 	struct pc_layout *lo = cr->lo;
@@ -888,6 +912,7 @@ static void commit_finish(struct commit_run *cr)
 	lo->committing_list = NULL;
 	lo->ncommitting = 0;
 	lo->committing = 0;
+	lo->running = NULL;
 	lo->commit_waiters = NULL;
 	free(cr);
 	if (lo->recalls)
@@ -896,8 +921,7 @@ static void commit_finish(struct commit_run *cr)
 	if (cb)
 		cb(ctx, status, arg);
 	pc_waiters_run(ctx, waiters);
-	if (lo->refs == 0 && !lo->waitq && !lo->committing && !lo->returning && !lo->getting)
-		pc_layout_free(lo);
+	layout_maybe_free(lo);
 }
 
 static void commit_done(struct pc_compound *c)
@@ -912,6 +936,14 @@ static void commit_done(struct pc_compound *c)
 		layoutupdate4 *u = (layoutupdate4 *)(uintptr_t)c->u64[2];
 		proto_layoutupdate_free(u);
 		free(u);
+	}
+	if (cr->handed_over) {
+		/* sent under the state the server lost: the reclaim committed these writes again */
+		LOG_DEBUG("pnfs: a LAYOUTCOMMIT sent before the server restarted ended: %s",
+			  c->status < 0 ? strerror(-c->status) : proto_nfsstat4_name(c->nfs_status));
+		pc_compound_free(c);
+		commit_handed_end(cr);
+		return;
 	}
 	if (c->status < 0 || !r) {
 		uint64_t bytes = 0;
@@ -1064,30 +1096,12 @@ static void commit_after_flush(struct commit_run *cr);
 static void commit_fence_checked(struct pc_compound *c)
 {
 	struct commit_run *cr = c->priv;
-	struct pc_layout *lo = cr->lo;
-	struct pnfs_context *ctx = lo->ctx;
 
 	if (c->status == 0)
 		cr->fence_answered = 1;
 	LOG_DEBUG("pnfs: fence check of a commit: status %d (%s), checks %u, handed over %d", c->status,
 		  c->have_res ? proto_nfsstat4_name(c->nfs_status) : "no reply", cr->fence_checks, cr->handed_over);
 	pc_compound_free(c);
-	if (cr->handed_over) {
-		/* The server had restarted: the writes went to its reclaim, whose outcome the files
-		 * report (fsync waits for a reclaim commit still running). */
-		pc_io_cb cb = cr->cb;
-		void *arg = cr->arg;
-		struct pnfs_fh *fh = cr->fh;
-		free(cr);
-		if (cb && fh && fh->lo == lo && pc_layout_commit(fh, cb, arg) == 0)
-			return;
-		if (cb)
-			cb(ctx, 0, arg);
-		if (lo->refs == 0 && !lo->waitq && !lo->committing && !lo->returning && !lo->getting)
-			pc_layout_free(lo);
-		return;
-	}
-	lo->parked = NULL;
 	commit_after_flush(cr);
 }
 
@@ -1095,6 +1109,11 @@ static void commit_after_flush(struct commit_run *cr)
 {
 	struct pnfs_context *ctx = cr->lo->ctx;
 
+	if (cr->handed_over) {
+		/* The server had restarted: the writes went to its reclaim (its flush, its commit). */
+		commit_handed_end(cr);
+		return;
+	}
 	if (!cr->flush_err) {
 		commit_send(cr);
 		return;
@@ -1110,7 +1129,6 @@ static void commit_after_flush(struct commit_run *cr)
 				LOG_INFO("pnfs: %s: RESERVATION CONFLICT flushing the LUNs (%s); asking the server "
 					 "whether it restarted", cr->fh ? pc_path_show(ctx, cr->fh->path) : "file",
 					 cr->flush_msg);
-			cr->lo->parked = cr;
 			c->done = commit_fence_checked;
 			c->priv = cr;
 			pc_submit(c);
@@ -1272,6 +1290,7 @@ static int commit_start_as(struct pc_layout *lo, struct pnfs_fh *fh, int reclaim
 		cr->open_sid = fh->open_sid;
 	cr->write_end = lo->write_end;
 	lo->committing = 1;
+	lo->running = cr;
 	lo->commit_write_end = lo->write_end;
 	lo->committing_list = lo->dirty;
 	lo->ncommitting = lo->ndirty;
@@ -1401,7 +1420,8 @@ static void reclaim_lost(struct pc_layout *lo, struct pnfs_fh *fh, const char *w
 	reclaim_wake_waiters(lo);
 }
 
-/* The parked commit's writes go back to the dirty list, the newer writes over the older ones. */
+/* The running commit's writes go back to the dirty list, the newer writes over the older ones, for
+ * the reclaim to commit; the commit ends when its flush or call out does (commit_handed_end). */
 static void dirty_take_back(struct pc_layout *lo, struct commit_run *cr)
 {
 	struct pc_dirty *newer = lo->dirty, *older = lo->committing_list;
@@ -1413,6 +1433,8 @@ static void dirty_take_back(struct pc_layout *lo, struct commit_run *cr)
 	lo->committing_list = NULL;
 	lo->ncommitting = 0;
 	lo->committing = 0;
+	lo->running = NULL;
+	lo->handed++;
 	for (size_t i = 0; i < no; i++)
 		pc_dirty_add(lo, older[i].foff, older[i].len, older[i].soff, older[i].dev, older[i].invalid);
 	for (size_t i = 0; i < nn; i++)
@@ -1427,7 +1449,6 @@ static void dirty_take_back(struct pc_layout *lo, struct commit_run *cr)
 	if (cr->ow_all)
 		lo->ow_all = 1;
 	cr->handed_over = 1;
-	lo->parked = NULL;
 }
 
 void pc_layout_reclaim_begin(struct pnfs_fh *fh)
@@ -1436,10 +1457,16 @@ void pc_layout_reclaim_begin(struct pnfs_fh *fh)
 
 	if (!lo || lo->reclaim)
 		return; /* another handle of the file already kept them */
-	if (lo->parked)
-		dirty_take_back(lo, lo->parked); /* its flush met the restarted server's fence */
+	/* A commit under the old state (flushing, asking whether the server restarted after its flush
+	 * met the new server's fence, or its LAYOUTCOMMIT unanswered when the connection went): the
+	 * server lost that state, so the writes go to the reclaim. Committed again, ranges already
+	 * committed stay as they are (the old server may have done that LAYOUTCOMMIT before it went).
+	 * One with no ranges to reclaim, nor newer ones (a size change through READ_WRITE_DATA
+	 * extents), stays: it fails, and says so. */
+	if (lo->running && !lo->running->reclaim && (lo->ncommitting || lo->ndirty))
+		dirty_take_back(lo, lo->running);
 	if (!lo->ndirty || lo->committing) {
-		/* Nothing to keep, or a commit is out under the old stateid: it fails, and says so. */
+		/* Nothing to keep, or the reclaim's own commit is out (the server restarted again). */
 		pc_layout_forget(fh);
 		return;
 	}
@@ -1608,8 +1635,7 @@ static void return_done(struct pc_compound *c)
 	if (lo->recalls)
 		pc_timer_arm(ctx, &lo->recall_timer, 0);
 	pc_layout_kick(lo);
-	if (lo->refs == 0 && !lo->waitq && !lo->committing && !lo->returning && !lo->getting)
-		pc_layout_free(lo);
+	layout_maybe_free(lo);
 }
 
 static int return_send(struct pc_layout *lo, uint64_t off, uint64_t len, layoutiomode4 iomode, pc_io_cb cb,

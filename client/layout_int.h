@@ -169,7 +169,8 @@ struct pc_layout {
 	struct pc_waiter *get_waiters;
 	int get_result;
 	int reclaim;                /* the server lost our state: dirty waits for a LAYOUTCOMMIT reclaim */
-	struct commit_run *parked;  /* the commit whose flush met RESERVATION CONFLICT, asking the server */
+	struct commit_run *running; /* the commit in progress (its writes are committing_list) */
+	unsigned handed;            /* commits that handed their writes to a reclaim, calls still out */
 	unsigned epoch;             /* bumped when the server loses the layout with our client ID */
 };
 

@@ -197,6 +197,7 @@ struct ct_proxy {
 	unsigned accepted;
 	uint64_t up_bytes; /* relayed towards the upstream (requests and their data) */
 	uint64_t down_bytes; /* relayed back (replies and their data) */
+	uint64_t dropped[2]; /* thrown away: requests (0), replies (1) */
 	unsigned hold; /* relay nothing until this many connections were accepted */
 	struct ct_proxy *hold_peer; /* counted with this one's */
 };
@@ -303,8 +304,12 @@ static void *proxy_main(void *arg)
 				pthread_mutex_lock(&p->mu);
 				drop = p->drop;
 				pthread_mutex_unlock(&p->mu);
-				if (drop & (side == 0 ? CT_PROXY_DROP_REQUESTS : CT_PROXY_DROP_REPLIES))
+				if (r > 0 && (drop & (side == 0 ? CT_PROXY_DROP_REQUESTS : CT_PROXY_DROP_REPLIES))) {
+					pthread_mutex_lock(&p->mu);
+					p->dropped[side] += (uint64_t)r;
+					pthread_mutex_unlock(&p->mu);
 					r = 0; /* lost on the way */
+				}
 				if (dead && side == 1 && drop == CT_PROXY_BLACK_HOLE) {
 					/* the server went away; its peer hears nothing of it */
 					close(p->pairs[i][1]);
@@ -429,6 +434,16 @@ void ct_proxy_drop(struct ct_proxy *p, int what)
 	pthread_mutex_lock(&p->mu);
 	p->drop = what;
 	pthread_mutex_unlock(&p->mu);
+}
+
+uint64_t ct_proxy_dropped(struct ct_proxy *p, int down)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&p->mu);
+	n = p->dropped[down ? 1 : 0];
+	pthread_mutex_unlock(&p->mu);
+	return n;
 }
 
 void ct_proxy_stop(struct ct_proxy *p)

@@ -327,7 +327,21 @@ static void *pass_later(void *arg)
 	return NULL;
 }
 
-enum { FIRST_STAT, FIRST_WRITE, FIRST_FSYNC, FIRST_READ, BLOCK_LAYOUT };
+/* fsync on a thread of its own, while the test restarts the server */
+struct fsync_job {
+	struct pnfs_context *ctx;
+	struct pnfs_fh *fh;
+	int rc;
+};
+
+static void *fsync_main(void *arg)
+{
+	struct fsync_job *j = arg;
+	j->rc = pnfs_fsync(j->ctx, j->fh);
+	return NULL;
+}
+
+enum { FIRST_STAT, FIRST_WRITE, FIRST_FSYNC, FIRST_READ, BLOCK_LAYOUT, COMMIT_UNANSWERED, COMMIT_DONE };
 
 static void layout_reclaim(int first)
 {
@@ -343,7 +357,9 @@ static void layout_reclaim(int first)
 	const size_t total = 9 * MIB;
 	unsigned char *buf = malloc(total), *back = malloc(total);
 	struct ct_proxy *px;
-	pthread_t passer;
+	pthread_t passer, syncer;
+	struct fsync_job job = { 0 };
+	const int commit_out = first == COMMIT_UNANSWERED || first == COMMIT_DONE;
 
 	r.lab = lab_up(4, "64M", &ram);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r.lab);
@@ -374,8 +390,33 @@ static void layout_reclaim(int first)
 
 	if (first == FIRST_WRITE || first == FIRST_FSYNC || first == FIRST_READ)
 		ct_proxy_drop(px, CT_PROXY_BLACK_HOLE);
+	if (commit_out) {
+		/* fsync flushes the LUNs and sends its LAYOUTCOMMIT, which the server never sees
+		 * (COMMIT_UNANSWERED) or does and answers into the void (COMMIT_DONE); the server then
+		 * restarts. The client's connection ends once the new one is up; the LAYOUTCOMMIT is still
+		 * unanswered, under a state the server lost: the reclaim commits the writes, and fsync
+		 * reports that, not the old call's fate. */
+		const int down = first == COMMIT_DONE;
+		ct_proxy_drop(px, down ? CT_PROXY_DROP_REPLIES : CT_PROXY_BLACK_HOLE);
+		job.ctx = r.ctx;
+		job.fh = fh;
+		job.rc = 1;
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&syncer, NULL, fsync_main, &job), 0);
+		for (int i = 0; i < 1000 && ct_proxy_dropped(px, down) == 0; i++)
+			usleep(10 * 1000);
+		CU_ASSERT(ct_proxy_dropped(px, down) > 0);
+		ct_proxy_drop(px, CT_PROXY_BLACK_HOLE); /* the server's end is not told to the client */
+	}
 	CU_ASSERT_EQUAL(tmds_stop(r.m, SIGKILL), 128 + SIGKILL);
 	CU_ASSERT_EQUAL_FATAL(tmds_start(r.m), 0);
+	if (commit_out) {
+		ct_proxy_drop(px, CT_PROXY_PASS);
+		ct_proxy_cut(px);
+		pthread_join(syncer, NULL);
+		CU_ASSERT_EQUAL(job.rc, 0);
+		if (job.rc != 0)
+			fprintf(stderr, "\n  fsync: %s\n", pnfs_get_error(r.ctx));
+	}
 	if (write_first) {
 		/* The client hears nothing from the MDS until a second from now: its next write meets
 		 * RESERVATION CONFLICT, and the SEQUENCE it checks that with is answered only after the
@@ -471,6 +512,16 @@ static void test_layout_reclaim_block(void)
 	layout_reclaim(BLOCK_LAYOUT);
 }
 
+static void test_layout_reclaim_commit_unanswered(void)
+{
+	layout_reclaim(COMMIT_UNANSWERED);
+}
+
+static void test_layout_reclaim_commit_done(void)
+{
+	layout_reclaim(COMMIT_DONE);
+}
+
 TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
 	   { "fsync_and_close_flush_first", test_fsync_and_close_flush_first },
 	   { "flush_failure", test_flush_failure },
@@ -480,4 +531,6 @@ TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
 	   { "layout_reclaim_after_conflict", test_layout_reclaim_after_conflict },
 	   { "layout_reclaim_after_flush_conflict", test_layout_reclaim_after_flush_conflict },
 	   { "layout_reclaim_after_read_conflict", test_layout_reclaim_after_read_conflict },
-	   { "layout_reclaim_block", test_layout_reclaim_block });
+	   { "layout_reclaim_block", test_layout_reclaim_block },
+	   { "layout_reclaim_commit_unanswered", test_layout_reclaim_commit_unanswered },
+	   { "layout_reclaim_commit_done", test_layout_reclaim_commit_done });
