@@ -988,8 +988,8 @@ static int cmd_copy(const char *src, const char *dst)
 	rc = copy_pass(&cp, base_name(src_remote ? rs.u.path : src));
 	if (rc == 0 && cp.dst.remote && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
 		/* Written bytes may be lost: writes through a layout whose SAN path then failed could not
-		 * be committed (the file now goes through the MDS), or the server restarted and lost the
-		 * layout they were to be committed under. A source that can be read again is copied again,
+		 * be committed (the file now goes through the MDS), or the server restarted and they could
+		 * not be reclaimed (the open not reclaimed in its grace period). A source that can be read again is copied again,
 		 * whole, once. */
 		int again = cp.src.remote || cp.src.known_size;
 		fprintf(stderr, "pnfs: %s: %s%s\n", dst, pnfs_get_error(cp.dst.ctx),
