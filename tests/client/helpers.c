@@ -194,6 +194,7 @@ struct ct_proxy {
 	int npairs;
 	int cut_req, stop_req, cut_done;
 	int drop; /* CT_PROXY_DROP_*: which direction's bytes are read and thrown away */
+	int pause; /* CT_PROXY_PAUSE_*: which direction's bytes are left unread (kept, in order) */
 	unsigned accepted;
 	uint64_t up_bytes; /* relayed towards the upstream (requests and their data) */
 	uint64_t down_bytes; /* relayed back (replies and their data) */
@@ -234,7 +235,7 @@ static void *proxy_main(void *arg)
 
 	for (;;) {
 		struct pollfd pf[2 + 2 * CT_PROXY_MAX];
-		int n = 0, held;
+		int n = 0, held, paused;
 
 		pf[n++] = (struct pollfd){ .fd = p->wake[0], .events = POLLIN };
 		pf[n++] = (struct pollfd){ .fd = p->lfd, .events = POLLIN };
@@ -253,9 +254,15 @@ static void *proxy_main(void *arg)
 			}
 			held = seen < hold;
 		}
+		pthread_mutex_lock(&p->mu);
+		paused = p->pause;
+		pthread_mutex_unlock(&p->mu);
 		for (int i = 0; i < p->npairs && !held; i++) {
-			pf[n++] = (struct pollfd){ .fd = p->pairs[i][0], .events = POLLIN };
-			pf[n++] = (struct pollfd){ .fd = p->pairs[i][1], .events = POLLIN };
+			/* a paused side is not polled (a negative fd): its bytes wait in its socket */
+			pf[n++] = (struct pollfd){ .fd = (paused & CT_PROXY_PAUSE_REQUESTS) ? -1 : p->pairs[i][0],
+						   .events = POLLIN };
+			pf[n++] = (struct pollfd){ .fd = (paused & CT_PROXY_PAUSE_REPLIES) ? -1 : p->pairs[i][1],
+						   .events = POLLIN };
 		}
 		/* held: look again soon, the peer's count may have moved */
 		if (poll(pf, (nfds_t)n, held ? 20 : -1) < 0 && errno != EINTR)
@@ -434,6 +441,15 @@ void ct_proxy_drop(struct ct_proxy *p, int what)
 	pthread_mutex_lock(&p->mu);
 	p->drop = what;
 	pthread_mutex_unlock(&p->mu);
+}
+
+void ct_proxy_pause(struct ct_proxy *p, int what)
+{
+	pthread_mutex_lock(&p->mu);
+	p->pause = what;
+	pthread_mutex_unlock(&p->mu);
+	if (write(p->wake[1], "p", 1) < 0)
+		(void)0; /* the pipe is full: the relay wakes anyway */
 }
 
 uint64_t ct_proxy_dropped(struct ct_proxy *p, int down)

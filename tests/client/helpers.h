@@ -41,6 +41,10 @@ enum { CT_PROXY_PASS = 0, CT_PROXY_DROP_REQUESTS = 1, CT_PROXY_DROP_REPLIES = 2 
  * again, when its next request finds the connection gone). */
 #define CT_PROXY_BLACK_HOLE (CT_PROXY_DROP_REQUESTS | CT_PROXY_DROP_REPLIES)
 void ct_proxy_drop(struct ct_proxy *p, int what);
+/* Leave the bytes of a direction unread until called with 0: they wait, in order, in the kernel's
+ * socket buffers (a slow path, not a lossy one). */
+enum { CT_PROXY_PAUSE_REQUESTS = 1, CT_PROXY_PAUSE_REPLIES = 2 };
+void ct_proxy_pause(struct ct_proxy *p, int what);
 /* Bytes thrown away so far towards the upstream (down 0) or back from it (down 1). */
 uint64_t ct_proxy_dropped(struct ct_proxy *p, int down);
 /* Connections accepted so far. */

@@ -28,6 +28,20 @@ struct rig {
 	struct pnfs_context *ctx;
 };
 
+/* The lab's LUN URLs with the relay's port in place of the target's. */
+static void urls_via(const struct test_lab *lab, struct ct_proxy *relay, char via[][300])
+{
+	char port[16];
+
+	snprintf(port, sizeof(port), ":%d/", lab->port);
+	for (int i = 0; i < lab->nluns; i++) {
+		const char *at = strstr(lab->urls[i], port);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+		snprintf(via[i], 300, "%.*s:%d/%s", (int)(at - lab->urls[i]), lab->urls[i], ct_proxy_port(relay),
+			 at + strlen(port));
+	}
+}
+
 /* relay: the LUNs are reached through it (NULL: directly) */
 static void rig_up_via(struct rig *r, int nluns, const char *size, const char *initiator, struct ct_proxy **relay)
 {
@@ -42,16 +56,9 @@ static void rig_up_via(struct rig *r, int nluns, const char *size, const char *i
 	CU_ASSERT_EQUAL_FATAL(tmds_start(r->m), 0);
 	static char via[LAB_MAX_LUNS][300];
 	if (relay) {
-		char port[16];
 		*relay = ct_proxy_start(r->lab->port);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(*relay);
-		snprintf(port, sizeof(port), ":%d/", r->lab->port);
-		for (int i = 0; i < r->lab->nluns; i++) {
-			const char *at = strstr(r->lab->urls[i], port);
-			CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-			snprintf(via[i], sizeof(via[i]), "%.*s:%d/%s", (int)(at - r->lab->urls[i]), r->lab->urls[i],
-				 ct_proxy_port(*relay), at + strlen(port));
-		}
+		urls_via(r->lab, *relay, via);
 	}
 	for (int i = 0; i < r->lab->nluns; i++)
 		urls[i] = relay ? via[i] : r->lab->urls[i];
@@ -341,7 +348,15 @@ static void *fsync_main(void *arg)
 	return NULL;
 }
 
-enum { FIRST_STAT, FIRST_WRITE, FIRST_FSYNC, FIRST_READ, BLOCK_LAYOUT, COMMIT_UNANSWERED, COMMIT_DONE };
+enum { FIRST_STAT, FIRST_WRITE, FIRST_FSYNC, FIRST_READ, BLOCK_LAYOUT, COMMIT_UNANSWERED, COMMIT_DONE, COMMIT_FLUSHING };
+
+/* Wait up to 10 s for more than want bytes to have gone up through the relay since from. */
+static uint64_t wait_up_bytes(struct ct_proxy *p, uint64_t from, uint64_t want)
+{
+	for (int i = 0; i < 1000 && ct_proxy_bytes(p, 0) - from <= want; i++)
+		usleep(10 * 1000);
+	return ct_proxy_bytes(p, 0) - from;
+}
 
 static void layout_reclaim(int first)
 {
@@ -356,7 +371,8 @@ static void layout_reclaim(int first)
 	const char *urls[LAB_MAX_LUNS];
 	const size_t total = 9 * MIB;
 	unsigned char *buf = malloc(total), *back = malloc(total);
-	struct ct_proxy *px;
+	struct ct_proxy *px, *lx = NULL;
+	static char via[LAB_MAX_LUNS][300];
 	pthread_t passer, syncer;
 	struct fsync_job job = { 0 };
 	const int commit_out = first == COMMIT_UNANSWERED || first == COMMIT_DONE;
@@ -366,8 +382,14 @@ static void layout_reclaim(int first)
 	r.m = tmds_new(r.lab, NULL, "--lease-time 10 --grace-time 20");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r.m);
 	CU_ASSERT_EQUAL_FATAL(tmds_start(r.m), 0);
+	if (first == COMMIT_FLUSHING) {
+		/* the LUNs through a relay that can hold their answers */
+		lx = ct_proxy_start(r.lab->port);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(lx);
+		urls_via(r.lab, lx, via);
+	}
 	for (int i = 0; i < r.lab->nluns; i++)
-		urls[i] = r.lab->urls[i];
+		urls[i] = lx ? via[i] : r.lab->urls[i];
 	pnfs_opts_init(&o);
 	o.devices = urls;
 	o.ndevices = (unsigned)r.lab->nluns;
@@ -407,8 +429,34 @@ static void layout_reclaim(int first)
 		CU_ASSERT(ct_proxy_dropped(px, down) > 0);
 		ct_proxy_drop(px, CT_PROXY_BLACK_HOLE); /* the server's end is not told to the client */
 	}
-	CU_ASSERT_EQUAL(tmds_stop(r.m, SIGKILL), 128 + SIGKILL);
-	CU_ASSERT_EQUAL_FATAL(tmds_start(r.m), 0);
+	if (first == COMMIT_FLUSHING) {
+		/* fsync's flush reaches the LUNs, whose answers wait in the relay: the commit is still
+		 * flushing when the server restarts. The client sees the connection end and recovers;
+		 * the reclaim takes the commit's writes, and its own calls to the LUNs wait too (the
+		 * bytes that go up after the restart say it has begun). Then the LUNs answer: the old
+		 * flush ends, its commit ends without a LAYOUTCOMMIT of its own, and fsync reports the
+		 * reclaim's. */
+		uint64_t up = ct_proxy_bytes(lx, 0);
+		ct_proxy_pause(lx, CT_PROXY_PAUSE_REPLIES);
+		job.ctx = r.ctx;
+		job.fh = fh;
+		job.rc = 1;
+		CU_ASSERT_EQUAL_FATAL(pthread_create(&syncer, NULL, fsync_main, &job), 0);
+		/* a SYNCHRONIZE CACHE on each LUN: a 48-byte command PDU each */
+		CU_ASSERT(wait_up_bytes(lx, up, 48 * (uint64_t)(r.lab->nluns - 1)) >= 48 * (uint64_t)r.lab->nluns);
+		up = ct_proxy_bytes(lx, 0);
+		CU_ASSERT_EQUAL(tmds_stop(r.m, SIGKILL), 128 + SIGKILL);
+		CU_ASSERT_EQUAL_FATAL(tmds_start(r.m), 0);
+		CU_ASSERT(wait_up_bytes(lx, up, 0) > 0);
+		ct_proxy_pause(lx, 0);
+		pthread_join(syncer, NULL);
+		CU_ASSERT_EQUAL(job.rc, 0);
+		if (job.rc != 0)
+			fprintf(stderr, "\n  fsync: %s\n", pnfs_get_error(r.ctx));
+	} else {
+		CU_ASSERT_EQUAL(tmds_stop(r.m, SIGKILL), 128 + SIGKILL);
+		CU_ASSERT_EQUAL_FATAL(tmds_start(r.m), 0);
+	}
 	if (commit_out) {
 		ct_proxy_drop(px, CT_PROXY_PASS);
 		ct_proxy_cut(px);
@@ -483,6 +531,7 @@ static void layout_reclaim(int first)
 	pnfs_context_destroy(ctx2);
 	rig_down(&r);
 	ct_proxy_stop(px);
+	ct_proxy_stop(lx);
 	free(buf);
 	free(back);
 }
@@ -522,6 +571,11 @@ static void test_layout_reclaim_commit_done(void)
 	layout_reclaim(COMMIT_DONE);
 }
 
+static void test_layout_reclaim_commit_flushing(void)
+{
+	layout_reclaim(COMMIT_FLUSHING);
+}
+
 TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
 	   { "fsync_and_close_flush_first", test_fsync_and_close_flush_first },
 	   { "flush_failure", test_flush_failure },
@@ -533,4 +587,5 @@ TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
 	   { "layout_reclaim_after_read_conflict", test_layout_reclaim_after_read_conflict },
 	   { "layout_reclaim_block", test_layout_reclaim_block },
 	   { "layout_reclaim_commit_unanswered", test_layout_reclaim_commit_unanswered },
-	   { "layout_reclaim_commit_done", test_layout_reclaim_commit_done });
+	   { "layout_reclaim_commit_done", test_layout_reclaim_commit_done },
+	   { "layout_reclaim_commit_flushing", test_layout_reclaim_commit_flushing });
