@@ -572,19 +572,30 @@ int ct_cp_wait(pid_t pid, int reaped, int seconds, int *status, const char *errf
 	return exited ? 0 : -1;
 }
 
+int ct_relay_url(const struct test_lab *lab, struct ct_proxy *px, int i, char *url, size_t len)
+{
+	char port[16];
+	const char *at;
+	int n;
+
+	snprintf(port, sizeof(port), ":%d/", lab->port);
+	at = strstr(lab->urls[i], port);
+	if (!at)
+		return -1;
+	n = snprintf(url, len, "%.*s:%d/%s", (int)(at - lab->urls[i]), lab->urls[i], ct_proxy_port(px), at + strlen(port));
+	return n >= 0 && (size_t)n < len ? 0 : -1;
+}
+
 int ct_relay_opts(const struct test_lab *lab, struct ct_proxy *px, const char *initiator, const char *more, char *opts,
 		  size_t len)
 {
-	char port[16];
 	size_t n = (size_t)snprintf(opts, len, "--initiator %s %s", initiator, more ? more : "");
 
-	snprintf(port, sizeof(port), ":%d/", lab->port);
 	for (int i = 0; i < lab->nluns && n < len; i++) {
-		const char *at = strstr(lab->urls[i], port);
-		if (!at)
+		char url[512];
+		if (ct_relay_url(lab, px, i, url, sizeof(url)) < 0)
 			return -1;
-		n += (size_t)snprintf(opts + n, len - n, " --device '%.*s:%d/%s'", (int)(at - lab->urls[i]),
-				      lab->urls[i], ct_proxy_port(px), at + strlen(port));
+		n += (size_t)snprintf(opts + n, len - n, " --device '%s'", url);
 	}
 	return n < len ? 0 : -1;
 }

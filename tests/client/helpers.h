@@ -74,6 +74,9 @@ pid_t ct_cp_start(const char *opts, const char *src, const char *dst, const char
 int ct_cp_wait(pid_t pid, int reaped, int seconds, int *status, const char *errfile, char *errtxt, size_t len);
 
 struct test_lab;
+/* LUN i's URL with the relay px's port in place of the target's: 0, or -1 (not the lab's port, or
+ * it does not fit in len). */
+int ct_relay_url(const struct test_lab *lab, struct ct_proxy *px, int i, char *url, size_t len);
 /* pnfs options that reach the lab's LUNs through the relay px as initiator, with more options
  * (NULL: none) before them: 0, or -1 when they do not fit in len. */
 int ct_relay_opts(const struct test_lab *lab, struct ct_proxy *px, const char *initiator, const char *more, char *opts,

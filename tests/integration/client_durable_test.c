@@ -31,15 +31,8 @@ struct rig {
 /* The lab's LUN URLs with the relay's port in place of the target's. */
 static void urls_via(const struct test_lab *lab, struct ct_proxy *relay, char via[][300])
 {
-	char port[16];
-
-	snprintf(port, sizeof(port), ":%d/", lab->port);
-	for (int i = 0; i < lab->nluns; i++) {
-		const char *at = strstr(lab->urls[i], port);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-		snprintf(via[i], 300, "%.*s:%d/%s", (int)(at - lab->urls[i]), lab->urls[i], ct_proxy_port(relay),
-			 at + strlen(port));
-	}
+	for (int i = 0; i < lab->nluns; i++)
+		CU_ASSERT_EQUAL_FATAL(ct_relay_url(lab, relay, i, via[i], 300), 0);
 }
 
 /* relay: the LUNs are reached through it (NULL: directly) */
