@@ -332,6 +332,7 @@ struct fsync_job {
 	struct pnfs_context *ctx;
 	struct pnfs_fh *fh;
 	int rc;
+	pthread_t thr;
 };
 
 static void *fsync_main(void *arg)
@@ -339,6 +340,23 @@ static void *fsync_main(void *arg)
 	struct fsync_job *j = arg;
 	j->rc = pnfs_fsync(j->ctx, j->fh);
 	return NULL;
+}
+
+static void fsync_start(struct fsync_job *j, struct pnfs_context *ctx, struct pnfs_fh *fh)
+{
+	j->ctx = ctx;
+	j->fh = fh;
+	j->rc = 1;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&j->thr, NULL, fsync_main, j), 0);
+}
+
+/* Its end: fsync returned 0 (else the context's error is shown). */
+static void fsync_end(struct fsync_job *j)
+{
+	pthread_join(j->thr, NULL);
+	CU_ASSERT_EQUAL(j->rc, 0);
+	if (j->rc != 0)
+		fprintf(stderr, "\n  fsync: %s\n", pnfs_get_error(j->ctx));
 }
 
 enum { FIRST_STAT, FIRST_WRITE, FIRST_FSYNC, FIRST_READ, BLOCK_LAYOUT, COMMIT_UNANSWERED, COMMIT_DONE, COMMIT_FLUSHING };
@@ -366,7 +384,7 @@ static void layout_reclaim(int first)
 	unsigned char *buf = malloc(total), *back = malloc(total);
 	struct ct_proxy *px, *lx = NULL;
 	static char via[LAB_MAX_LUNS][300];
-	pthread_t passer, syncer;
+	pthread_t passer;
 	struct fsync_job job = { 0 };
 	const int commit_out = first == COMMIT_UNANSWERED || first == COMMIT_DONE;
 
@@ -413,10 +431,7 @@ static void layout_reclaim(int first)
 		 * reports that, not the old call's fate. */
 		const int down = first == COMMIT_DONE;
 		ct_proxy_drop(px, down ? CT_PROXY_DROP_REPLIES : CT_PROXY_BLACK_HOLE);
-		job.ctx = r.ctx;
-		job.fh = fh;
-		job.rc = 1;
-		CU_ASSERT_EQUAL_FATAL(pthread_create(&syncer, NULL, fsync_main, &job), 0);
+		fsync_start(&job, r.ctx, fh);
 		for (int i = 0; i < 1000 && ct_proxy_dropped(px, down) == 0; i++)
 			usleep(10 * 1000);
 		CU_ASSERT(ct_proxy_dropped(px, down) > 0);
@@ -431,10 +446,7 @@ static void layout_reclaim(int first)
 		 * reclaim's. */
 		uint64_t up = ct_proxy_bytes(lx, 0);
 		ct_proxy_pause(lx, CT_PROXY_PAUSE_REPLIES);
-		job.ctx = r.ctx;
-		job.fh = fh;
-		job.rc = 1;
-		CU_ASSERT_EQUAL_FATAL(pthread_create(&syncer, NULL, fsync_main, &job), 0);
+		fsync_start(&job, r.ctx, fh);
 		/* a SYNCHRONIZE CACHE on each LUN: a 48-byte command PDU each */
 		CU_ASSERT(wait_up_bytes(lx, up, 48 * (uint64_t)(r.lab->nluns - 1)) >= 48 * (uint64_t)r.lab->nluns);
 		up = ct_proxy_bytes(lx, 0);
@@ -442,10 +454,7 @@ static void layout_reclaim(int first)
 		CU_ASSERT_EQUAL_FATAL(tmds_start(r.m), 0);
 		CU_ASSERT(wait_up_bytes(lx, up, 0) > 0);
 		ct_proxy_pause(lx, 0);
-		pthread_join(syncer, NULL);
-		CU_ASSERT_EQUAL(job.rc, 0);
-		if (job.rc != 0)
-			fprintf(stderr, "\n  fsync: %s\n", pnfs_get_error(r.ctx));
+		fsync_end(&job);
 	} else {
 		CU_ASSERT_EQUAL(tmds_stop(r.m, SIGKILL), 128 + SIGKILL);
 		CU_ASSERT_EQUAL_FATAL(tmds_start(r.m), 0);
@@ -453,10 +462,7 @@ static void layout_reclaim(int first)
 	if (commit_out) {
 		ct_proxy_drop(px, CT_PROXY_PASS);
 		ct_proxy_cut(px);
-		pthread_join(syncer, NULL);
-		CU_ASSERT_EQUAL(job.rc, 0);
-		if (job.rc != 0)
-			fprintf(stderr, "\n  fsync: %s\n", pnfs_get_error(r.ctx));
+		fsync_end(&job);
 	}
 	if (write_first) {
 		/* The client hears nothing from the MDS until a second from now: its next write meets
