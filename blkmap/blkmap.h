@@ -168,6 +168,55 @@ int blkmap_dev_inquiry(struct blkmap_dev *dev, struct blkmap_inquiry *out);
  * Returns the length that would have been written (snprintf style). */
 int blkmap_designator_str(const struct blkmap_designator *d, char *buf, size_t len);
 
+/* The logical-unit designator a host's name for the LUN is built from, in the order udev's scsi_id
+ * takes them for /dev/disk/by-id/wwn-0x... (and Linux's SCSI layout client looks the LUN up there):
+ * NAA IEEE Registered Extended (type 6), NAA IEEE Registered (5), any other NAA, EUI-64, T10 vendor
+ * ID, SCSI name string, vendor specific; within a kind, the first one on VPD page 0x83. NULL when
+ * the LUN has no logical-unit designator. Borrowed from inq. */
+const struct blkmap_designator *blkmap_inquiry_preferred(const struct blkmap_inquiry *inq);
+/* Whether two designators are the same (type, code set, association and bytes). */
+int blkmap_designator_equal(const struct blkmap_designator *a, const struct blkmap_designator *b);
+
+/* ---- identity across reconnects ---------------------------------------------------------------- */
+
+/* A LUN behind the same portal, target and LUN number is not always the same LUN after a session
+ * comes back: an array replaced it, a target was mapped wrongly after maintenance, a lab recreated
+ * its backing files. So after every login of an iSCSI device except the first, before any queued
+ * command is sent, the device is checked against what it was when opened: its logical-unit VPD 0x83
+ * designators (each one seen at open must still be there), its block size, its capacity (it may
+ * grow, not shrink), and its identity regions: bytes it must hold, added below (a pool label) and by
+ * blkmap_vol_bind for a simple volume's signature. A LUN that comes back different is taken out of
+ * service: the session is closed, every queued and every new command fails at once with
+ * -BLKMAP_EWRONGLUN and a message naming the device and what differs, and the log says so once (an
+ * error). It keeps logging in every few seconds, work queued or not, and goes back into service by
+ * itself when a check passes (logged too). A region that cannot be read because of a RESERVATION
+ * CONFLICT does not fail the check: nothing can be read or written through that session either.
+ * Block devices and files are not checked (they do not reconnect). */
+#define BLKMAP_EWRONGLUN EMEDIUMTYPE
+
+/* Says what a region holds now that differs from what was expected ("no pool label", "the label of
+ * LUN 2"); why is NUL-terminated by blkmap first. Runs inside blkmap_service(). */
+typedef void (*blkmap_ident_explain)(const uint8_t *now, size_t len, char *why, size_t whylen, void *priv);
+
+/* Add an identity region: len bytes (1..BLKMAP_MAX_SIG_BYTES, copied) at off_bytes (negative: from the
+ * end of the device as opened) that the LUN must hold after a reconnect; what names it in messages
+ * ("pool label"); explain (may be NULL) describes a difference; owner is any pointer that identifies
+ * who added it, for blkmap_dev_unexpect. Returns 0, -EINVAL (a range outside the device), -ENOMEM. */
+int blkmap_dev_expect(struct blkmap_dev *dev, const void *owner, const char *what, int64_t off_bytes, const void *bytes,
+		      size_t len, blkmap_ident_explain explain, void *priv);
+/* Remove the regions owner added. */
+void blkmap_dev_unexpect(struct blkmap_dev *dev, const void *owner);
+/* Keep a session: after a loss, log in again at once (with backoff) even with nothing queued, so the
+ * device is checked as soon as its target answers, not at the next command (a server that must know
+ * whether its LUNs are the right ones before it hands them out). */
+void blkmap_dev_keep_session(struct blkmap_dev *dev, int on);
+/* 0 while the device is in service; -BLKMAP_EWRONGLUN while it is out of service after a failed
+ * check, with why (may be NULL) saying what differs. */
+int blkmap_dev_identity(const struct blkmap_dev *dev, char *why, size_t whylen);
+/* Checks done after reconnects, and how many of them failed (tests, metrics). */
+unsigned blkmap_dev_identity_checks(const struct blkmap_dev *dev);
+unsigned blkmap_dev_identity_failures(const struct blkmap_dev *dev);
+
 /* I/O completion. res is borrowed for the callback's duration. On failure, status is the first
  * failing command's -errno and res names it; the other commands of the request still ran to their
  * own completion before the callback. */

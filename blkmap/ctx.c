@@ -170,7 +170,7 @@ unsigned blkmap_outstanding(struct blkmap_ctx *ctx)
  * being (re)established. */
 void bm_timer_update(struct blkmap_ctx *ctx)
 {
-	int want = ctx->outstanding > 0 || ctx->connecting > 0;
+	int want = ctx->outstanding > 0 || ctx->connecting > 0 || ctx->keepers > 0;
 	struct itimerspec its = { 0 };
 
 	if (want == ctx->timer_armed)

@@ -188,6 +188,7 @@ void bm_dev_destroy(struct blkmap_dev *dev)
 	int keep = dev->refs > 0; /* ctx destroyed under references: the memory outlives it */
 
 	dev->refs++; /* alive while its commands are cancelled (their callbacks may take references) */
+	bm_ident_free(dev);
 	if (dev->kind == BLKMAP_DEV_ISCSI)
 		bm_iscsi_close(dev);
 	else
@@ -798,7 +799,10 @@ int blkmap_designator_str(const struct blkmap_designator *d, char *buf, size_t l
 	}
 	o = snprintf(buf, len, "%s:", t);
 	if (d->code_set == BLKMAP_CODE_ASCII || d->code_set == BLKMAP_CODE_UTF8) {
-		for (unsigned i = 0; i < d->len; i++) {
+		unsigned n = d->len;
+		while (n > 0 && d->bytes[n - 1] == 0)
+			n--; /* the NUL padding some targets add (tgt's T10 id) */
+		for (unsigned i = 0; i < n; i++) {
 			char c = (char)d->bytes[i];
 			if (c < 0x20 || c > 0x7e)
 				c = '?';

@@ -43,6 +43,18 @@ struct bm_pool {
 
 struct bm_cache; /* discovery cache (discover.c) */
 
+/* What an iSCSI LUN must still hold after a reconnect (ident.c). */
+struct bm_ident_region {
+	const void *owner; /* who added it (blkmap_dev_unexpect) */
+	char what[64];
+	int64_t off_bytes; /* negative: from the end of the device as opened */
+	uint32_t len;
+	uint8_t *bytes;
+	blkmap_ident_explain explain;
+	void *priv;
+};
+#define BM_IDENT_RETRY_MS 2000 /* a LUN out of service logs in again this often */
+
 struct blkmap_ctx {
 	char initiator[224];
 	unsigned queue_depth, timeout_ms, nworkers, max_xfer_bytes;
@@ -52,6 +64,7 @@ struct blkmap_ctx {
 	int depth;            /* > 0 while servicing (callbacks may run) */
 	unsigned outstanding; /* requests submitted, not completed */
 	unsigned connecting;  /* devices in a connect or restore phase */
+	unsigned keepers;     /* devices without a session that log in again with nothing queued */
 	struct blkmap_dev *devs;      /* open devices */
 	struct blkmap_dev *graveyard; /* closed while servicing: freed after the pass */
 	struct bm_pool pool;
@@ -62,7 +75,7 @@ struct blkmap_ctx {
 enum bm_dev_state {
 	BM_DOWN = 0,   /* no session; next attempt at next_attempt_ms when there is work */
 	BM_CONNECTING, /* login in progress */
-	BM_RESTORING,  /* logged in, restoring the PR registration */
+	BM_RESTORING,  /* logged in again: checking the LUN's identity, then restoring the PR registration */
 	BM_UP,         /* commands flow */
 	BM_FAILED,     /* initial connect failed (open reports it) */
 };
@@ -114,7 +127,19 @@ struct blkmap_dev {
 	int no_sync_cache;   /* the target has no SYNCHRONIZE CACHE (no volatile cache): flushes succeed at once */
 	unsigned flushes;    /* flush commands completed on the device (sent or answered by no_sync_cache) */
 	int restore_step;
-	struct bm_cmd *restore_cmd;
+	struct bm_cmd *restore_cmd; /* the internal command of the identity check or the restore */
+
+	/* identity after a reconnect (ident.c; the check's commands in iscsi.c) */
+	struct bm_ident_region *regions;
+	unsigned nregions;
+	int keep_session;    /* blkmap_dev_keep_session */
+	int wrong;           /* came back different: out of service until a check passes */
+	int keeper;          /* counted in ctx->keepers */
+	char wrong_why[300];
+	unsigned ident_checks, ident_failures;
+	unsigned verify_step;
+	int verify_failed;   /* the check found a difference (acted on after libiscsi returns) */
+	char verify_why[300];
 
 	/* block device / file */
 	int fd;
@@ -240,6 +265,7 @@ void bm_fdev_close(struct blkmap_dev *dev);
 /* scsi.c: CDBs, sense, VPD parsing */
 void bm_cdb_inquiry(struct bm_cmd *cmd, int evpd, int page, uint16_t alloc);
 void bm_cdb_readcap16(struct bm_cmd *cmd);
+void bm_cdb_read16(struct bm_cmd *cmd, uint64_t lba, uint32_t blocks);
 void bm_cdb_prin(struct bm_cmd *cmd, int sa, uint16_t alloc);
 void bm_cdb_prout(struct bm_cmd *cmd, const struct blkmap_pr_out *a, uint8_t param[24]);
 int bm_parse_std_inquiry(const uint8_t *d, uint32_t len, struct blkmap_inquiry *inq);
@@ -254,6 +280,22 @@ int bm_parse_read_resv(const uint8_t *d, uint32_t len, struct blkmap_pr_reservat
 int bm_parse_report_luns(const uint8_t *d, uint32_t len, unsigned *luns, unsigned max);
 /* SCSI status + sense to -errno with text; *retry set when the command should simply be sent again */
 int bm_scsi_status(int status, int sense_key, int ascq, char *msg, size_t len, int *retry);
+
+/* ident.c: the checks themselves; each returns 0 or -BLKMAP_EWRONGLUN with why */
+int bm_ident_check_desig(const struct blkmap_dev *dev, const struct blkmap_inquiry *now, char *why, size_t len);
+int bm_ident_check_capacity(const struct blkmap_dev *dev, uint64_t bytes, uint32_t block_bytes, char *why,
+			    size_t len);
+/* Region i: the blocks to read for it. */
+void bm_ident_region_blocks(const struct blkmap_dev *dev, unsigned i, uint64_t *lba, uint32_t *blocks);
+int bm_ident_check_region(const struct blkmap_dev *dev, unsigned i, const uint8_t *data, uint32_t got, char *why,
+			  size_t len);
+/* A check failed (logged when the device was in service or the reason changed) or passed. */
+void bm_ident_wrong(struct blkmap_dev *dev, const char *why);
+void bm_ident_passed(struct blkmap_dev *dev);
+/* Recount whether the device is one of ctx->keepers (after a state or flag change). */
+void bm_ident_keeper_update(struct blkmap_dev *dev);
+/* The device is going away: regions freed, counters settled. */
+void bm_ident_free(struct blkmap_dev *dev);
 
 void bm_cache_free(struct blkmap_ctx *ctx);
 /* device reads the discovery cache made for the candidate of that name (tests) */

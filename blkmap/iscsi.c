@@ -33,6 +33,7 @@ static void set_state(struct blkmap_dev *dev, enum bm_dev_state st)
 	else if (!was && is)
 		dev->ctx->connecting++;
 	dev->state = st;
+	bm_ident_keeper_update(dev);
 	bm_timer_update(dev->ctx);
 }
 
@@ -281,10 +282,10 @@ static void connect_failed(struct blkmap_dev *dev)
 
 static void restore_done(struct bm_cmd *cmd);
 
-static int send_internal(struct blkmap_dev *dev, struct bm_cmd *c)
+static int send_internal(struct blkmap_dev *dev, struct bm_cmd *c, void (*complete)(struct bm_cmd *cmd))
 {
 	dev->restore_cmd = c;
-	c->complete = restore_done;
+	c->complete = complete;
 	if (bm_iscsi_send(c) < 0) {
 		dev->restore_cmd = NULL;
 		bm_cmd_free(c);
@@ -343,7 +344,7 @@ static void restore_done(struct bm_cmd *cmd)
 			memcpy(c->dbuf, param, 24);
 			c->dlen = 24;
 			c->dir = 2;
-			if (send_internal(dev, c) < 0)
+			if (send_internal(dev, c, restore_done) < 0)
 				go_up(dev);
 		}
 		return;
@@ -352,16 +353,14 @@ static void restore_done(struct bm_cmd *cmd)
 	go_up(dev);
 }
 
-static void connected(struct blkmap_dev *dev)
+static void restore_start(struct blkmap_dev *dev)
 {
 	struct bm_cmd *c;
 
-	dev->logins++;
-	if (dev->opening || !dev->pr_key) {
+	if (!dev->pr_key) {
 		go_up(dev);
 		return;
 	}
-	set_state(dev, BM_RESTORING);
 	dev->restore_step = 0;
 	c = bm_cmd_new(NULL, dev, BM_OP_CDB);
 	if (!c || !(c->dbuf = calloc(1, 8 + 8 * BLKMAP_PR_MAX_KEYS))) {
@@ -372,10 +371,183 @@ static void connected(struct blkmap_dev *dev)
 	bm_cdb_prin(c, 0, 8 + 8 * BLKMAP_PR_MAX_KEYS);
 	c->dlen = 8 + 8 * BLKMAP_PR_MAX_KEYS;
 	c->dir = 1;
-	if (send_internal(dev, c) < 0)
+	if (send_internal(dev, c, restore_done) < 0)
 		go_up(dev);
 	else
 		bm_src_update(dev);
+}
+
+/* The queued commands of a device out of service fail at once: it is not the LUN they were meant for.
+ * A completion may drop the caller's last reference: ours keeps the device until the walk is over. */
+static void fail_wrong(struct blkmap_dev *dev)
+{
+	if (!dev->pend_head)
+		return;
+	blkmap_dev_ref(dev);
+	while (dev->pend_head && dev->wrong) {
+		struct bm_cmd *c = dev->pend_head;
+		char what[80];
+		dev->pend_head = c->next;
+		if (dev->pend_head)
+			dev->pend_head->prev = NULL;
+		else
+			dev->pend_tail = NULL;
+		c->next = c->prev = NULL;
+		c->on_list = 0;
+		dev->npending--;
+		bm_cmd_finish(c, -BLKMAP_EWRONGLUN, "%s: %s: out of service, the LUN came back different: %s", dev->name,
+			      bm_cmd_what(c, what, sizeof(what)), dev->wrong_why);
+	}
+	blkmap_dev_close(dev);
+}
+
+/* ---- the identity check after a reconnect ----------------------------------------------------- */
+
+/* Steps: VPD page 0x83 (when the LUN had one at open), READ CAPACITY(16), then each identity region;
+ * one internal command at a time, before any queued command is sent. */
+enum { VERIFY_83 = 0, VERIFY_CAP = 1, VERIFY_REGIONS = 2 };
+
+static void verify_done(struct bm_cmd *cmd);
+
+static void identity_failed(struct blkmap_dev *dev, const char *why)
+{
+	bm_ident_wrong(dev, why);
+	teardown(dev);
+	set_state(dev, BM_DOWN);
+	dev->next_attempt_ms = bm_now_ms() + BM_IDENT_RETRY_MS;
+	fail_wrong(dev);
+}
+
+/* Checks end inside libiscsi's callbacks, where the session cannot be torn down: the outcome waits
+ * in the device until after_service() acts on it. */
+static void verify_fail(struct blkmap_dev *dev, const char *why)
+{
+	dev->verify_failed = 1;
+	snprintf(dev->verify_why, sizeof(dev->verify_why), "%s", why);
+}
+
+/* Send the step's command: 0, or -1 with dev->lost (the session cannot take it) or dev->verify_failed
+ * set. */
+static int verify_send(struct blkmap_dev *dev)
+{
+	struct bm_cmd *c = bm_cmd_new(NULL, dev, BM_OP_CDB);
+	uint32_t alloc = 32, blocks;
+	uint64_t lba;
+
+	if (!c) {
+		verify_fail(dev, "cannot check it: out of memory");
+		return -1;
+	}
+	if (dev->verify_step == VERIFY_83) {
+		alloc = 4096;
+		bm_cdb_inquiry(c, 1, 0x83, (uint16_t)alloc);
+	} else if (dev->verify_step == VERIFY_CAP) {
+		bm_cdb_readcap16(c);
+	} else {
+		bm_ident_region_blocks(dev, dev->verify_step - VERIFY_REGIONS, &lba, &blocks);
+		alloc = blocks * dev->block_bytes;
+		bm_cdb_read16(c, lba, blocks);
+	}
+	c->dbuf = calloc(1, alloc);
+	if (!c->dbuf) {
+		bm_cmd_free(c);
+		verify_fail(dev, "cannot check it: out of memory");
+		return -1;
+	}
+	c->dlen = alloc;
+	c->dir = 1;
+	if (send_internal(dev, c, verify_done) < 0)
+		return -1;
+	bm_src_update(dev);
+	return 0;
+}
+
+/* What the step's answer says: 0 (the same LUN so far) or -BLKMAP_EWRONGLUN with why. */
+static int verify_answer(struct blkmap_dev *dev, struct bm_cmd *cmd, char *why, size_t len)
+{
+	uint64_t blocks;
+	uint32_t block_bytes;
+
+	if (cmd->status < 0) {
+		/* reserved to others: nothing can be read through this session, right LUN or not */
+		if (dev->verify_step >= VERIFY_REGIONS && cmd->status == -BLKMAP_ERESERVATION)
+			return 0;
+		snprintf(why, len, "cannot check it: %s", cmd->msg);
+		return -BLKMAP_EWRONGLUN;
+	}
+	if (dev->verify_step == VERIFY_83) {
+		struct blkmap_inquiry *now = calloc(1, sizeof(*now));
+		int rc;
+		if (!now) {
+			snprintf(why, len, "cannot check it: out of memory");
+			return -BLKMAP_EWRONGLUN;
+		}
+		if (bm_parse_vpd83(cmd->dbuf, cmd->dgot, now) < 0) {
+			snprintf(why, len, "its VPD page 0x83 cannot be parsed");
+			rc = -BLKMAP_EWRONGLUN;
+		} else {
+			rc = bm_ident_check_desig(dev, now, why, len);
+		}
+		free(now);
+		return rc;
+	}
+	if (dev->verify_step == VERIFY_CAP) {
+		if (bm_parse_readcap16(cmd->dbuf, cmd->dgot, &blocks, &block_bytes) < 0) {
+			snprintf(why, len, "cannot check it: a short READ CAPACITY(16) answer");
+			return -BLKMAP_EWRONGLUN;
+		}
+		return bm_ident_check_capacity(dev, blocks * block_bytes, block_bytes, why, len);
+	}
+	return bm_ident_check_region(dev, dev->verify_step - VERIFY_REGIONS, cmd->dbuf, cmd->dgot, why, len);
+}
+
+static void verify_done(struct bm_cmd *cmd)
+{
+	struct blkmap_dev *dev = cmd->dev;
+	char why[300];
+	int rc;
+
+	if (dev->restore_cmd == cmd)
+		dev->restore_cmd = NULL;
+	if (dev->state != BM_RESTORING) {
+		bm_cmd_free(cmd);
+		return;
+	}
+	why[0] = '\0';
+	rc = verify_answer(dev, cmd, why, sizeof(why));
+	bm_cmd_free(cmd);
+	if (rc) {
+		verify_fail(dev, why);
+		return;
+	}
+	if (++dev->verify_step < VERIFY_REGIONS + dev->nregions) {
+		(void)verify_send(dev); /* a failure is acted on by after_service() */
+		return;
+	}
+	bm_ident_passed(dev);
+	restore_start(dev);
+}
+
+static void connected(struct blkmap_dev *dev)
+{
+	dev->logins++;
+	if (dev->opening) {
+		go_up(dev);
+		return;
+	}
+	set_state(dev, BM_RESTORING);
+	dev->verify_failed = 0;
+	dev->verify_step = dev->have_inq && dev->inq.ndesig ? VERIFY_83 : VERIFY_CAP;
+	if (verify_send(dev) == 0)
+		return;
+	if (dev->verify_failed) {
+		dev->verify_failed = 0;
+		identity_failed(dev, dev->verify_why);
+		return;
+	}
+	snprintf(dev->down_reason, sizeof(dev->down_reason), "cannot send the identity check: %s",
+		 dev->isc ? iscsi_get_error(dev->isc) : "no session");
+	connect_failed(dev);
 }
 
 static void after_service(struct blkmap_dev *dev, int rc)
@@ -391,6 +563,11 @@ static void after_service(struct blkmap_dev *dev, int rc)
 		} else {
 			bm_src_update(dev);
 		}
+		return;
+	}
+	if (dev->state == BM_RESTORING && dev->verify_failed) {
+		dev->verify_failed = 0;
+		identity_failed(dev, dev->verify_why);
 		return;
 	}
 	if (dev->state == BM_UP || dev->state == BM_RESTORING) {
@@ -444,7 +621,10 @@ void bm_iscsi_service(struct blkmap_dev *dev, uint32_t events)
 
 void bm_iscsi_kick(struct blkmap_dev *dev)
 {
-	if (dev->state == BM_DOWN && dev->pend_head && bm_now_ms() >= dev->next_attempt_ms)
+	if (dev->wrong && dev->state != BM_UP)
+		fail_wrong(dev);
+	if (dev->state == BM_DOWN && (dev->pend_head || dev->keep_session || dev->wrong) &&
+	    bm_now_ms() >= dev->next_attempt_ms)
 		start_connect(dev);
 }
 

@@ -63,6 +63,15 @@ void bm_cdb_readcap16(struct bm_cmd *cmd)
 	cmd->cdb_len = 16;
 }
 
+void bm_cdb_read16(struct bm_cmd *cmd, uint64_t lba, uint32_t blocks)
+{
+	memset(cmd->cdb, 0, sizeof(cmd->cdb));
+	cmd->cdb[0] = 0x88;
+	put_be64(cmd->cdb + 2, lba);
+	put_be32(cmd->cdb + 10, blocks);
+	cmd->cdb_len = 16;
+}
+
 void bm_cdb_prin(struct bm_cmd *cmd, int sa, uint16_t alloc)
 {
 	memset(cmd->cdb, 0, sizeof(cmd->cdb));

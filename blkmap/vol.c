@@ -41,7 +41,17 @@ int blkmap_vol_create(struct blkmap_vol **out)
 	return *out ? 0 : -ENOMEM;
 }
 
-static void ent_clear(struct bm_volent *e)
+/* A leaf's device with the volume's identity regions on it removed, released. */
+static void leaf_release(struct blkmap_vol *vol, struct bm_volent *e)
+{
+	if (!e->dev)
+		return;
+	blkmap_dev_unexpect(e->dev, vol);
+	blkmap_dev_close(e->dev);
+	e->dev = NULL;
+}
+
+static void ent_clear(struct blkmap_vol *vol, struct bm_volent *e)
 {
 	for (unsigned i = 0; i < e->nsig; i++)
 		free(e->sigbytes[i]);
@@ -49,8 +59,7 @@ static void ent_clear(struct bm_volent *e)
 	free(e->sigbytes);
 	free(e->members);
 	free(e->starts);
-	if (e->dev)
-		blkmap_dev_close(e->dev);
+	leaf_release(vol, e);
 }
 
 void blkmap_vol_free(struct blkmap_vol *vol)
@@ -58,7 +67,7 @@ void blkmap_vol_free(struct blkmap_vol *vol)
 	if (!vol)
 		return;
 	for (unsigned i = 0; i < vol->n; i++)
-		ent_clear(&vol->v[i]);
+		ent_clear(vol, &vol->v[i]);
 	free(vol->v);
 	free(vol);
 }
@@ -144,7 +153,7 @@ int blkmap_vol_add_simple(struct blkmap_vol *vol, const struct blkmap_sig_comp *
 	}
 	return added(vol, index);
 nomem:
-	ent_clear(e);
+	ent_clear(vol, e);
 	return bm_vol_err(vol, -ENOMEM, "volume %u (simple): out of memory", idx);
 }
 
@@ -500,9 +509,12 @@ int blkmap_vol_bind(struct blkmap_vol *vol, uint32_t index, struct blkmap_dev *d
 	e = &vol->v[index];
 	if (dev)
 		blkmap_dev_ref(dev);
-	if (e->dev)
-		blkmap_dev_close(e->dev);
+	leaf_release(vol, e);
 	e->dev = dev;
+	/* a simple volume's LUN is the one holding its signature: after a reconnect too */
+	for (unsigned k = 0; dev && e->type == BLKMAP_VOL_SIMPLE && k < e->nsig; k++)
+		(void)blkmap_dev_expect(dev, vol, "signature", e->sig[k].offset_bytes, e->sig[k].bytes, e->sig[k].len,
+					NULL, NULL);
 	e->leaf_size = dev ? blkmap_dev_size_bytes(dev) : 0;
 	vol->validated = 0;
 	return 0;

@@ -73,19 +73,6 @@ layouttype4 mds_lo_devid_type(const struct mds_server *srv, const unsigned char 
 	return (layouttype4)0;
 }
 
-/* The designator a client best finds the LUN by: a logical-unit one, NAA first (what Linux's SCSI
- * layout driver looks up under /dev/disk/by-id), then EUI-64, SCSI name, T10 vendor id. */
-static const struct blkmap_designator *pick_designator(const struct blkmap_inquiry *inq)
-{
-	static const uint8_t pref[] = { BLKMAP_DESIG_NAA, BLKMAP_DESIG_EUI64, BLKMAP_DESIG_NAME, BLKMAP_DESIG_T10 };
-
-	for (size_t p = 0; p < sizeof(pref); p++)
-		for (unsigned i = 0; i < inq->ndesig; i++)
-			if (inq->desig[i].type == pref[p] && inq->desig[i].association == 0 && inq->desig[i].len)
-				return &inq->desig[i];
-	return NULL;
-}
-
 static int scsi_volume(struct mds_server *srv, uint64_t key, struct blkmap_vol **out)
 {
 	const struct mds_store_format *f = mds_store_format(srv->store);
@@ -102,7 +89,7 @@ static int scsi_volume(struct mds_server *srv, uint64_t key, struct blkmap_vol *
 		const struct blkmap_designator *d;
 		uint32_t base;
 
-		if (!dev || blkmap_dev_inquiry(dev, &inq) != 0 || !(d = pick_designator(&inq))) {
+		if (!dev || blkmap_dev_inquiry(dev, &inq) != 0 || !(d = blkmap_inquiry_preferred(&inq))) {
 			LOG_ERROR("pool %s: LUN %u has no usable VPD 0x83 designator for SCSI layouts", srv->cfg.pool, i);
 			rc = -ENODEV;
 			goto fail;

@@ -6,6 +6,7 @@
 #include <iscsi/iscsi.h>
 #include <iscsi/scsi-lowlevel.h>
 #include <string.h>
+#include <stdio.h>
 
 static void test_vpd(void)
 {
@@ -162,7 +163,52 @@ static void test_cdbs_and_status(void)
 	CU_ASSERT_EQUAL(retry, 1);
 }
 
+static void add_desig(struct blkmap_inquiry *inq, uint8_t type, uint8_t code_set, uint8_t assoc, const char *hex)
+{
+	struct blkmap_designator *d = &inq->desig[inq->ndesig++];
+	size_t n = strlen(hex) / 2;
+
+	memset(d, 0, sizeof(*d));
+	d->type = type;
+	d->code_set = code_set;
+	d->association = assoc;
+	d->len = (uint8_t)n;
+	for (size_t i = 0; i < n; i++)
+		sscanf(hex + 2 * i, "%2hhx", &d->bytes[i]);
+}
+
+/* The designator a host names the LUN by, as udev's scsi_id picks it: NAA 6 over NAA 5 over other NAA
+ * types, then EUI-64, T10, SCSI name; logical-unit ones only; page order within a kind. This is what
+ * tgt answers (T10, NAA 3, NAA 6), and where the NAA 6 one must win. */
+static void test_preferred_designator(void)
+{
+	struct blkmap_inquiry inq = { 0 };
+	const struct blkmap_designator *d;
+	char s[600];
+
+	CU_ASSERT_PTR_NULL(blkmap_inquiry_preferred(&inq));
+	add_desig(&inq, BLKMAP_DESIG_NAA, BLKMAP_CODE_BINARY, 1, "6000000000000000000000000000aaaa"); /* target port */
+	CU_ASSERT_PTR_NULL(blkmap_inquiry_preferred(&inq));
+	add_desig(&inq, BLKMAP_DESIG_T10, BLKMAP_CODE_ASCII, 0, "534c30303031");
+	CU_ASSERT_EQUAL(blkmap_inquiry_preferred(&inq)->type, BLKMAP_DESIG_T10);
+	add_desig(&inq, BLKMAP_DESIG_EUI64, BLKMAP_CODE_BINARY, 0, "0011223344556677");
+	CU_ASSERT_EQUAL(blkmap_inquiry_preferred(&inq)->type, BLKMAP_DESIG_EUI64);
+	add_desig(&inq, BLKMAP_DESIG_NAA, BLKMAP_CODE_BINARY, 0, "3000000100000001");
+	add_desig(&inq, BLKMAP_DESIG_NAA, BLKMAP_CODE_BINARY, 0, "5001405000000001");
+	d = blkmap_inquiry_preferred(&inq);
+	CU_ASSERT_EQUAL(d->bytes[0], 0x50);
+	add_desig(&inq, BLKMAP_DESIG_NAA, BLKMAP_CODE_BINARY, 0, "60000000000000000000000329901001");
+	add_desig(&inq, BLKMAP_DESIG_NAA, BLKMAP_CODE_BINARY, 0, "60000000000000000000000329901002");
+	d = blkmap_inquiry_preferred(&inq);
+	blkmap_designator_str(d, s, sizeof(s));
+	CU_ASSERT_STRING_EQUAL(s, "naa:60000000000000000000000329901001");
+	CU_ASSERT_TRUE(blkmap_designator_equal(d, &inq.desig[5]));
+	CU_ASSERT_FALSE(blkmap_designator_equal(d, &inq.desig[6]));
+	CU_ASSERT_FALSE(blkmap_designator_equal(&inq.desig[0], &inq.desig[5])); /* association differs */
+}
+
 TEST_SUITE(blkmap_scsi, "blkmap/scsi", NULL, NULL,
+	   { "preferred_designator", test_preferred_designator },
 	   { "vpd", test_vpd },
 	   { "capacity_and_pr_data", test_capacity_and_pr_data },
 	   { "report_luns", test_report_luns },
