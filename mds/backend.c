@@ -69,6 +69,9 @@ int mds_server_open_pool(struct mds_server *srv, char *err, size_t errlen)
 		char url[MDS_POOL_URL_MAX];
 		mds_pool_url_display(mds_pool_lun_url(srv->pool, i), url, sizeof(url));
 		LOG_INFO("pool %s: LUN %u is %s", srv->cfg.pool, i, url);
+		/* a LUN that comes back after a target restart is checked at once, not at its next MDS-path
+		 * I/O: LAYOUTGET must know whether it may hand it out */
+		blkmap_dev_keep_session(mds_pool_lun_dev(srv->pool, i), 1);
 	}
 	return 0;
 }

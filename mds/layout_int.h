@@ -71,6 +71,7 @@ struct mds_lo_stats {
 	uint64_t fenced;                  /* clients fenced (PREEMPT AND ABORT done on every LUN) */
 	uint64_t fence_failures;          /* fencing attempts that failed on some LUN */
 	uint64_t trylater;                /* LAYOUTGETs answered LAYOUTTRYLATER / RECALLCONFLICT */
+	uint64_t lun_out;                 /* LAYOUTGETs refused while a LUN was out of service */
 };
 
 struct mds_layouts {

@@ -5,6 +5,8 @@
  * send its request within a few seconds is dropped. */
 #include "mds/layout_int.h"
 
+#include "blkmap/blkmap.h"
+#include "mds/pool.h"
 #include "proto/log.h"
 
 #include <arpa/inet.h>
@@ -91,6 +93,23 @@ static void gauge(struct buf *b, const char *name, const char *help, uint64_t v)
 	addf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name, (unsigned long long)v);
 }
 
+/* Each LUN's service state: 1 in service, 0 while the LUN answering at its URL is not the pool's. */
+static void lun_metrics(struct buf *b, struct mds_server *srv)
+{
+	uint32_t n = srv->pool ? mds_pool_nluns(srv->pool) : 0;
+
+	addf(b, "# HELP pnfs_mds_lun_in_service 1 while the LUN is the pool's; 0 while it is out of service (it came "
+		"back different after a reconnect: see the log).\n"
+		"# TYPE pnfs_mds_lun_in_service gauge\n");
+	for (uint32_t i = 0; i < n; i++)
+		addf(b, "pnfs_mds_lun_in_service{lun=\"%u\"} %d\n", i, mds_pool_lun_identity(srv->pool, i, NULL, 0) == 0);
+	addf(b, "# HELP pnfs_mds_lun_identity_failures_total Identity checks after a reconnect that found another LUN.\n"
+		"# TYPE pnfs_mds_lun_identity_failures_total counter\n");
+	for (uint32_t i = 0; i < n; i++)
+		addf(b, "pnfs_mds_lun_identity_failures_total{lun=\"%u\"} %u\n", i,
+		     blkmap_dev_identity_failures(mds_pool_lun_dev(srv->pool, i)));
+}
+
 char *mds_metrics_text(struct mds_server *srv)
 {
 	const struct mds_layouts *lo = srv->layouts;
@@ -118,6 +137,8 @@ char *mds_metrics_text(struct mds_server *srv)
 		"Layout stateids revoked (recall not answered in time, lease expired).", s->revoked);
 	counter(&b, "pnfs_mds_layout_trylater_total", "LAYOUTGETs refused while conflicting layouts were recalled.",
 		s->trylater);
+	counter(&b, "pnfs_mds_layout_lun_out_total",
+		"LAYOUTGETs refused (LAYOUTUNAVAILABLE) while a LUN of the pool was out of service.", s->lun_out);
 	counter(&b, "pnfs_mds_layoutcommits_total", "LAYOUTCOMMITs done.", s->commits);
 	counter(&b, "pnfs_mds_committed_bytes_total", "Bytes LAYOUTCOMMIT turned from INVALID to READ_WRITE.",
 		s->committed_bytes);
@@ -140,6 +161,7 @@ char *mds_metrics_text(struct mds_server *srv)
 	gauge(&b, "pnfs_mds_clients", "NFSv4.1 clients known.", clients);
 	gauge(&b, "pnfs_mds_scsi_fencing", "1 while our persistent reservation holds every LUN.",
 	      mds_fence_active(lo->fence) ? 1 : 0);
+	lun_metrics(&b, srv);
 	if (!srv->cur_txn) {
 		struct mds_txn *t;
 		struct mds_store_stats st;

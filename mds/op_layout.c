@@ -9,6 +9,7 @@
 #include "mds/compound.h"
 #include "mds/fh.h"
 #include "mds/ops.h"
+#include "mds/pool.h"
 #include "mds/state.h"
 #include "proto/layout.h"
 #include "proto/log.h"
@@ -274,6 +275,12 @@ MDS_OP(layoutget)
 		return NFS4ERR_OPENMODE;
 	if (f->orphaned)
 		return NFS4ERR_LAYOUTUNAVAILABLE; /* removed: what is left of it goes through the MDS */
+	/* A LUN that came back as another one is handed to nobody: the client's I/O goes through the MDS,
+	 * which refuses what touches that LUN (NFS4ERR_IO) and serves the rest. */
+	if (mds_pool_luns_out(srv->pool, NULL)) {
+		lo->stats.lun_out++;
+		return NFS4ERR_LAYOUTUNAVAILABLE;
+	}
 	layout_window(srv, &ino, a, &w);
 	if (w.end <= w.off)
 		return NFS4ERR_INVAL;

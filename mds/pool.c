@@ -151,13 +151,134 @@ static int read_label_area(struct blkmap_dev *dev, uint8_t *buf, size_t *len)
 	return blkmap_dev_pread(dev, buf, *len, 0);
 }
 
+/* ---- designators ------------------------------------------------------------------------------- */
+
+static void desig_from_blkmap(const struct blkmap_designator *d, struct mds_lun_designator *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->type = d->type;
+	out->code_set = d->code_set;
+	out->len = d->len;
+	memcpy(out->bytes, d->bytes, d->len);
+}
+
+static void desig_str(const struct mds_lun_designator *d, char *buf, size_t len)
+{
+	struct blkmap_designator b = { .type = d->type, .code_set = d->code_set, .len = d->len };
+
+	memcpy(b.bytes, d->bytes, d->len);
+	blkmap_designator_str(&b, buf, len);
+}
+
+/* The LUN's preferred designator (0), or -ENOENT when it has none (a file, a block device without VPD). */
+static int lun_designator(struct blkmap_dev *dev, struct mds_lun_designator *out)
+{
+	struct blkmap_inquiry *inq = malloc(sizeof(*inq));
+	const struct blkmap_designator *d;
+	int rc = -ENOENT;
+
+	if (!inq)
+		return -ENOMEM;
+	if (blkmap_dev_inquiry(dev, inq) == 0 && (d = blkmap_inquiry_preferred(inq))) {
+		desig_from_blkmap(d, out);
+		rc = 0;
+	}
+	free(inq);
+	return rc;
+}
+
+/* Whether the LUN presents the recorded designator among its logical-unit ones. */
+static int lun_has_designator(struct blkmap_dev *dev, const struct mds_lun_designator *rec)
+{
+	struct blkmap_inquiry *inq = malloc(sizeof(*inq));
+	int found = 0;
+
+	if (!inq)
+		return 0;
+	if (blkmap_dev_inquiry(dev, inq) == 0) {
+		for (unsigned k = 0; k < inq->ndesig && k < BLKMAP_MAX_DESIGNATORS && !found; k++) {
+			const struct blkmap_designator *d = &inq->desig[k];
+			found = d->association == 0 && d->type == rec->type && d->code_set == rec->code_set &&
+				d->len == rec->len && memcmp(d->bytes, rec->bytes, rec->len) == 0;
+		}
+	}
+	free(inq);
+	return found;
+}
+
+/* The designators the store recorded, rec[i] for LUN i (len 0: none). */
+static int recorded_designators(struct mds_store *store, uint32_t n, struct mds_lun_designator *rec)
+{
+	struct mds_txn *t;
+	int rc = mds_txn_begin(store, MDS_TXN_RDONLY, &t);
+
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		rc = mds_store_lun_designator(t, i, &rec[i]);
+		if (rc == -ENOENT)
+			rc = 0;
+	}
+	mds_txn_abort(t);
+	return rc;
+}
+
+/* Record the designator of every LUN that has one and none recorded (format; the first start of a pool
+ * formatted before they were kept). */
+static int record_designators(struct mds_store *store, struct blkmap_dev *const *devs, uint32_t n,
+			      const struct mds_lun_designator *rec, char *err, size_t errlen)
+{
+	struct mds_txn *t;
+	int rc, todo = 0;
+
+	rc = mds_txn_begin(store, MDS_TXN_RW, &t);
+	if (rc)
+		return perr(err, errlen, rc, "recording the LUNs' designators: %s", mds_store_strerror(rc));
+	for (uint32_t i = 0; i < n && !rc; i++) {
+		struct mds_lun_designator d;
+		if ((rec && rec[i].len) || !devs[i] || lun_designator(devs[i], &d) != 0)
+			continue;
+		rc = mds_store_set_lun_designator(t, i, &d);
+		todo++;
+	}
+	if (rc || !todo) {
+		mds_txn_abort(t);
+		return rc ? perr(err, errlen, rc, "recording the LUNs' designators: %s", mds_store_strerror(rc)) : 0;
+	}
+	rc = mds_txn_commit(t);
+	return rc ? perr(err, errlen, rc, "recording the LUNs' designators: %s", mds_store_strerror(rc)) : 0;
+}
+
 /* ---- probe -------------------------------------------------------------------------------------- */
 
+/* The designator part of a probe: the LUN's, for display, checked against rec (len 0: none kept). */
+static void probe_designator(struct blkmap_dev *dev, const struct mds_lun_designator *rec,
+			     struct mds_pool_lun_status *s)
+{
+	struct mds_lun_designator d;
+	char want[600];
+
+	if (lun_designator(dev, &d) == 0)
+		desig_str(&d, s->designator, sizeof(s->designator));
+	if (!rec || !rec->len)
+		return;
+	if (!lun_has_designator(dev, rec)) {
+		desig_str(rec, want, sizeof(want));
+		s->state = MDS_LUN_MISMATCH;
+		snprintf(s->why, sizeof(s->why), "SCSI designator %s was recorded at format; this LUN has %s (another LUN "
+			 "at this URL?)", want, s->designator[0] ? s->designator : "none");
+		return;
+	}
+	s->desig_recorded = 1;
+}
+
 /* LUN i of the pool, opened as dev (NULL: it could not be, open_err says why): its label checked
- * against the store's format. The device goes to *devp, or is closed when devp is NULL. */
+ * against the store's format, its designator against rec (NULL or len 0: none recorded). The device
+ * goes to *devp, or is closed when devp is NULL. */
 static void probe_one(struct blkmap_ctx *ctx, const struct mds_store_format *f, uint32_t i,
 		      const char *url, struct blkmap_dev *dev, const char *open_err,
-		      struct mds_pool_lun_status *s, struct blkmap_dev **devp)
+		      const struct mds_lun_designator *rec, struct mds_pool_lun_status *s,
+		      struct blkmap_dev **devp)
 {
 	uint8_t *buf = NULL;
 	size_t len;
@@ -196,6 +317,7 @@ static void probe_one(struct blkmap_ctx *ctx, const struct mds_store_format *f, 
 		goto out;
 	}
 	s->have_label = 1;
+	memcpy(s->label_raw, buf, MDS_LABEL_BYTES);
 	if (mds_label_check(&s->label, f, i, s->why, sizeof(s->why))) {
 		s->state = MDS_LUN_MISMATCH;
 		goto out;
@@ -208,6 +330,7 @@ static void probe_one(struct blkmap_ctx *ctx, const struct mds_store_format *f, 
 		goto out;
 	}
 	s->state = MDS_LUN_OK;
+	probe_designator(dev, rec, s);
 out:
 	free(buf);
 	if (devp)
@@ -242,18 +365,29 @@ int mds_pool_probe(struct blkmap_ctx *ctx, struct mds_store *store, const struct
 	const struct mds_store_format *f = mds_store_format(store);
 	uint32_t n = conf->nluns < f->nluns ? conf->nluns : f->nluns;
 	struct blkmap_dev *opened[MDS_MAX_LUNS];
+	struct mds_lun_designator *rec = calloc(n ? n : 1, sizeof(*rec));
 	char *errs = open_luns(ctx, (const char *const *)conf->urls, n, opened);
 	int bad = 0;
 
+	/* without the recorded designators (no memory, an unreadable record) the labels are still checked */
+	if (rec && recorded_designators(store, n, rec) != 0)
+		memset(rec, 0, n * sizeof(*rec));
 	for (uint32_t i = 0; i < n; i++) {
-		probe_one(ctx, f, i, conf->urls[i], opened[i], open_err(errs, i), &st[i], devs ? &devs[i] : NULL);
+		probe_one(ctx, f, i, conf->urls[i], opened[i], open_err(errs, i), rec ? &rec[i] : NULL, &st[i],
+			  devs ? &devs[i] : NULL);
 		bad += st[i].state != MDS_LUN_OK;
 	}
+	free(rec);
 	free(errs);
 	return bad;
 }
 
 /* ---- open --------------------------------------------------------------------------------------- */
+
+static void explain_region(const uint8_t *now, size_t len, char *why, size_t whylen, void *priv)
+{
+	mds_label_explain(now, len, priv, why, whylen);
+}
 
 static int conf_matches_store(const struct mds_pool_conf *c, const struct mds_store_format *f,
 			      const char *dir, char *err, size_t errlen)
@@ -277,8 +411,12 @@ void mds_pool_close(struct mds_pool *p)
 	if (!p)
 		return;
 	blkmap_vol_free(p->vol);
-	for (uint32_t i = 0; i < p->nluns; i++)
+	for (uint32_t i = 0; i < p->nluns; i++) {
+		if (!p->devs[i])
+			continue;
+		blkmap_dev_unexpect(p->devs[i], p);
 		blkmap_dev_close(p->devs[i]);
+	}
 	mds_store_close(p->store);
 	mds_pool_conf_free(&p->conf);
 	free(p);
@@ -290,6 +428,7 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 	struct mds_store_opts so = { 0 };
 	const struct mds_store_format *f;
 	struct mds_pool_lun_status *st = NULL;
+	struct mds_lun_designator *rec = NULL;
 	struct blkmap_dev *opened[MDS_MAX_LUNS];
 	struct mds_pool *p;
 	char *errs = NULL;
@@ -319,13 +458,19 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 		goto fail;
 	p->nluns = f->nluns;
 	st = calloc(f->nluns, sizeof(*st));
-	if (!st) {
+	rec = calloc(f->nluns, sizeof(*rec));
+	if (!st || !rec) {
 		rc = -ENOMEM;
+		goto fail;
+	}
+	rc = recorded_designators(p->store, f->nluns, rec);
+	if (rc) {
+		perr(err, errlen, rc, "%s: metadata store: the LUNs' designators: %s", dir, mds_store_errstr(p->store));
 		goto fail;
 	}
 	errs = open_luns(ctx, (const char *const *)p->conf.urls, f->nluns, opened);
 	for (uint32_t i = 0; i < f->nluns; i++)
-		probe_one(ctx, f, i, p->conf.urls[i], opened[i], open_err(errs, i), &st[i], &p->devs[i]);
+		probe_one(ctx, f, i, p->conf.urls[i], opened[i], open_err(errs, i), &rec[i], &st[i], &p->devs[i]);
 	for (uint32_t i = 0; i < f->nluns; i++) {
 		if (st[i].state != MDS_LUN_OK) {
 			rc = st[i].state == MDS_LUN_UNREACHABLE ? -ENODEV : -EINVAL;
@@ -334,6 +479,19 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 			goto fail;
 		}
 		p->labels[i] = st[i].label;
+	}
+	if (!so.rdonly) {
+		rc = record_designators(p->store, p->devs, f->nluns, rec, err, errlen);
+		if (rc)
+			goto fail;
+	}
+	for (uint32_t i = 0; i < f->nluns; i++) {
+		rc = blkmap_dev_expect(p->devs[i], p, "pool label", 0, st[i].label_raw, MDS_LABEL_BYTES, explain_region,
+				       &p->labels[i]);
+		if (rc) {
+			perr(err, errlen, rc, "LUN %u (%s): %s", i, st[i].url, blkmap_errstr(ctx));
+			goto fail;
+		}
 	}
 	rc = mds_pool_volume_build(f, &p->vol, err, errlen);
 	for (uint32_t i = 0; !rc && i < f->nluns; i++) {
@@ -350,15 +508,38 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 		rc = mds_pool_volume_xdr_write(dir, f, err, errlen);
 	if (rc)
 		goto fail;
+	free(rec);
 	free(st);
 	free(errs);
 	*out = p;
 	return 0;
 fail:
+	free(rec);
 	free(st);
 	free(errs);
 	mds_pool_close(p);
 	return rc;
+}
+
+int mds_pool_lun_identity(const struct mds_pool *p, uint32_t i, char *why, size_t whylen)
+{
+	if (i >= p->nluns || !p->devs[i])
+		return -ENODEV;
+	return blkmap_dev_identity(p->devs[i], why, whylen);
+}
+
+uint32_t mds_pool_luns_out(const struct mds_pool *p, uint32_t *first)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = p->nluns; i-- > 0;) {
+		if (p->devs[i] && blkmap_dev_identity(p->devs[i], NULL, 0) != 0) {
+			n++;
+			if (first)
+				*first = i;
+		}
+	}
+	return n;
 }
 
 struct mds_store *mds_pool_store(const struct mds_pool *p)
@@ -542,6 +723,9 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 		perr(err, errlen, rc, "%s: creating the metadata store: %s", dir, mds_store_strerror(rc));
 		goto out;
 	}
+	rc = record_designators(store, devs, nluns, NULL, err, errlen);
+	if (rc)
+		goto out;
 	conf.nluns = nluns;
 	conf.have_uuid = 1;
 	memcpy(conf.pool_uuid, uuid, 16);

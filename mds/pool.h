@@ -194,7 +194,8 @@ enum mds_pool_lun_state {
 	MDS_LUN_UNREADABLE,    /* opened, label area could not be read */
 	MDS_LUN_NO_LABEL,
 	MDS_LUN_BAD_LABEL,     /* damaged or of an unknown version */
-	MDS_LUN_MISMATCH,      /* a good label, but not this LUN of this pool, or the LUN shrank */
+	MDS_LUN_MISMATCH,      /* a good label, but not this LUN of this pool, the LUN shrank, or its
+				  SCSI designator is not the one recorded at format */
 };
 
 struct mds_pool_lun_status {
@@ -204,13 +205,17 @@ struct mds_pool_lun_status {
 	uint32_t block_bytes;
 	int have_label;
 	struct mds_pool_label label;
+	uint8_t label_raw[MDS_LABEL_BYTES]; /* the label's bytes as read (when have_label) */
+	char designator[600];          /* the LUN's preferred SCSI designator as text, "" if none */
+	int desig_recorded;            /* the store holds the one it had at format (and it matched) */
 	char why[320];                 /* what is wrong, "" when OK */
 };
 const char *mds_pool_lun_state_name(enum mds_pool_lun_state s);
 
 /* Probe each LUN of the pool in store order (the store opened by the caller, pool.conf already
- * read): open, read, decode and check its label; one status per LUN (st[conf->nluns]), never
- * stopping at the first problem. When devs is not NULL, devs[i] keeps LUN i's open device (NULL if
+ * read): open, read, decode and check its label, and compare its SCSI designator with the one the
+ * store recorded at format; one status per LUN (st[conf->nluns]), never stopping at the first
+ * problem. When devs is not NULL, devs[i] keeps LUN i's open device (NULL if
  * it could not be opened; caller closes them). Returns the number of LUNs not OK. */
 int mds_pool_probe(struct blkmap_ctx *ctx, struct mds_store *store, const struct mds_pool_conf *conf,
 		   struct mds_pool_lun_status *st, struct blkmap_dev **devs);
@@ -223,10 +228,12 @@ struct mds_pool_open_opts {
 };
 
 /* Open the pool in dir at server start: pool.conf, the store, and every LUN, whose label must match
- * the store (pool UUID, index, count, geometry) and whose size must still hold its data area. The
- * first LUN that is missing or mismatched fails the open with a message naming it by URL and saying
- * what is wrong. On success the pool volume's leaves are bound to the LUNs. Caller closes with
- * mds_pool_close. */
+ * the store (pool UUID, index, count, geometry), whose SCSI designator must be the one recorded at
+ * format (recorded now when the store has none: a pool formatted before it was kept) and whose size
+ * must still hold its data area. The first LUN that is missing or mismatched fails the open with a
+ * message naming it by URL and saying what is wrong. On success the pool volume's leaves are bound
+ * to the LUNs, and each LUN's label as read becomes an identity region of its device (blkmap checks
+ * it after every reconnect; see blkmap_dev_expect). Caller closes with mds_pool_close. */
 int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool_open_opts *opts,
 		  struct mds_pool **out, char *err, size_t errlen);
 void mds_pool_close(struct mds_pool *p);
@@ -238,5 +245,16 @@ uint32_t mds_pool_nluns(const struct mds_pool *p);
 struct blkmap_dev *mds_pool_lun_dev(const struct mds_pool *p, uint32_t i);
 const struct mds_pool_label *mds_pool_lun_label(const struct mds_pool *p, uint32_t i);
 const char *mds_pool_lun_url(const struct mds_pool *p, uint32_t i);  /* as in pool.conf */
+
+/* Whether LUN i is in service: 0, or -BLKMAP_EWRONGLUN (EMEDIUMTYPE) while the LUN answering at its
+ * URL is not the pool's (since a reconnect), with why (may be NULL) saying what differs. */
+int mds_pool_lun_identity(const struct mds_pool *p, uint32_t i, char *why, size_t whylen);
+/* How many LUNs are out of service now; the first one's index goes to *first (may be NULL). */
+uint32_t mds_pool_luns_out(const struct mds_pool *p, uint32_t *first);
+
+/* What a label read from a LUN says, next to the one expected (a pool label of another pool, of
+ * another LUN of this pool, of this LUN written at another format, or none), in words. */
+void mds_label_explain(const uint8_t *now, size_t len, const struct mds_pool_label *expected, char *why,
+		       size_t whylen);
 
 #endif

@@ -252,6 +252,39 @@ int mds_label_check(const struct mds_pool_label *l, const struct mds_store_forma
 	return 0;
 }
 
+void mds_label_explain(const uint8_t *now, size_t len, const struct mds_pool_label *expected, char *why,
+		       size_t whylen)
+{
+	struct mds_pool_label l;
+	char a[37], b[37], d[320];
+	int zeros = 1, rc;
+
+	for (size_t k = 0; k < len && zeros; k++)
+		zeros = now[k] == 0;
+	rc = mds_label_decode(now, len, &l, d, sizeof(d));
+	if (rc == -ENOENT) {
+		why_set(why, whylen, "no pool label (%s)", zeros ? "the bytes are all zero: a blank LUN" : "other data");
+		return;
+	}
+	if (rc) {
+		why_set(why, whylen, "a damaged pool label (%s)", d);
+		return;
+	}
+	mds_uuid_format(l.pool_uuid, a);
+	mds_uuid_format(expected->pool_uuid, b);
+	if (memcmp(l.pool_uuid, expected->pool_uuid, 16))
+		why_set(why, whylen, "the label of another pool (%s, LUN %u of %u), not of pool %s", a, l.lun_index,
+			l.lun_count, b);
+	else if (l.lun_index != expected->lun_index || l.lun_count != expected->lun_count)
+		why_set(why, whylen, "the label of this pool's LUN %u of %u, not of LUN %u (LUNs swapped?)", l.lun_index,
+			l.lun_count, expected->lun_index);
+	else if (l.format_time != expected->format_time)
+		why_set(why, whylen, "this LUN's label written at another format (time %llu, expected %llu)",
+			(unsigned long long)l.format_time, (unsigned long long)expected->format_time);
+	else
+		why_set(why, whylen, "a label of this LUN that differs from the one read at start");
+}
+
 /* ---- geometry ---------------------------------------------------------------------------------- */
 
 int mds_pool_plan(const uint64_t *lun_bytes, const uint32_t *lun_block_bytes, uint32_t nluns,

@@ -665,6 +665,49 @@ int mds_store_bump_boot(struct mds_txn *t, uint64_t *boot)
 	return rc;
 }
 
+int mds_store_lun_designator(struct mds_txn *t, uint32_t lun, struct mds_lun_designator *out)
+{
+	const uint8_t *b;
+	MDB_val v;
+	char key[48];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(key, sizeof(key), META_LUN_DESIG_FMT, lun);
+	rc = st_get(t, t->st->meta, key, strlen(key), &v, "meta get");
+	if (rc)
+		return rc;
+	b = v.mv_data;
+	if (v.mv_size < 3 || v.mv_size != 3u + b[2] || b[2] == 0)
+		return st_fail(t->st, -EUCLEAN, "meta: LUN %u designator record damaged", lun);
+	out->type = b[0];
+	out->code_set = b[1];
+	out->len = b[2];
+	memcpy(out->bytes, b + 3, out->len);
+	return 0;
+}
+
+int mds_store_set_lun_designator(struct mds_txn *t, uint32_t lun, const struct mds_lun_designator *d)
+{
+	uint8_t rec[3 + MDS_DESIG_MAX];
+	MDB_txn *saved;
+	char key[48];
+	int rc;
+
+	if (d->len == 0 || lun >= t->st->fmt.nluns)
+		return -EINVAL;
+	rec[0] = d->type;
+	rec[1] = d->code_set;
+	rec[2] = d->len;
+	memcpy(rec + 3, d->bytes, d->len);
+	snprintf(key, sizeof(key), META_LUN_DESIG_FMT, lun);
+	rc = st_op_begin(t, &saved);
+	if (rc)
+		return rc;
+	rc = st_put(t, t->st->meta, key, strlen(key), rec, 3u + d->len, 0, "meta put");
+	return st_op_end(t, saved, rc);
+}
+
 int mds_store_stats(struct mds_txn *t, struct mds_store_stats *s)
 {
 	MDB_stat ms;

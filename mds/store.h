@@ -140,6 +140,18 @@ int mds_store_meta(struct mds_txn *t, struct mds_store_meta *out);
 /* Increment the boot counter (write verifiers, grace); *boot gets the new value. */
 int mds_store_bump_boot(struct mds_txn *t, uint64_t *boot);
 
+/* The SCSI designator LUN i had when the pool was formatted (its preferred logical-unit VPD 0x83
+ * designator, as blkmap picks it), kept so that a LUN answering at the LUN's URL later can be told
+ * from another one. type and code_set use SPC's numbers; bytes at most MDS_DESIG_MAX. Pools formatted
+ * before it was kept get it recorded at their next start. get: 0, or -ENOENT when none was recorded. */
+#define MDS_DESIG_MAX 255
+struct mds_lun_designator {
+	uint8_t type, code_set, len;
+	uint8_t bytes[MDS_DESIG_MAX];
+};
+int mds_store_lun_designator(struct mds_txn *t, uint32_t lun, struct mds_lun_designator *out);
+int mds_store_set_lun_designator(struct mds_txn *t, uint32_t lun, const struct mds_lun_designator *d);
+
 struct mds_store_stats {
 	uint64_t volume_bytes;
 	uint64_t free_bytes;     /* in free space, allocatable now */

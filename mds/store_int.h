@@ -43,6 +43,7 @@ struct mds_txn {
 #define META_VOLUME "volume_bytes"
 #define META_NLUNS "nluns"
 #define META_LUN_FMT "lun.%u"
+#define META_LUN_DESIG_FMT "lun.%u.designator"
 #define META_ROOT "root_fileid"
 #define META_NEXT_FILEID "next_fileid"
 #define META_BOOT "boot"

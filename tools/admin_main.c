@@ -396,7 +396,9 @@ static void print_luns_json(FILE *o, const struct view *v)
 			s->size_bytes, s->block_bytes, v->f->luns[i].data_start_bytes,
 			v->f->luns[i].data_bytes);
 		json_str(o, s->why);
-		fputc('}', o);
+		fprintf(o, ",\"designator\":");
+		json_str(o, s->designator);
+		fprintf(o, ",\"designator_recorded\":%s}", s->desig_recorded ? "true" : "false");
 	}
 	fputc(']', o);
 }

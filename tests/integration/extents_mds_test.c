@@ -228,6 +228,27 @@ static int piece_of(const struct xt_row *rows, int n, int ext, uint64_t min)
 	return -1;
 }
 
+/* Give LUN lun of lab `to` the SCSI ID and serial of the same LUN of lab `from` (tgtadm on to's tgtd). */
+static int same_scsi_id(struct test_lab *to, struct test_lab *from, int lun)
+{
+	char *ctl = NULL, *id = NULL;
+	int rc = -1;
+
+	if (test_run(&ctl, "sed -n 's/^LAB_CTL=//p' '%s/lab.env'", to->dir) != 0 || !ctl || !ctl[0])
+		goto out;
+	ctl[strcspn(ctl, "\n")] = 0;
+	if (test_run(&id, "iscsi-inq -e 1 -c 128 '%s' | sed -n 's/^Unit Serial Number:\\[ *\\(.*\\)\\]/\\1/p'",
+		     from->urls[lun - 1]) != 0 || !id || !id[0])
+		goto out;
+	id[strcspn(id, "\n")] = 0;
+	rc = test_run(NULL, "tgtadm -C %s --lld iscsi --mode logicalunit --op update --tid 1 --lun %d "
+			    "--params scsi_id=%s,scsi_sn=%s", ctl, lun, id, id);
+out:
+	free(ctl);
+	free(id);
+	return rc;
+}
+
 static void test_verify(void)
 {
 	static struct xt_row rows[256];
@@ -248,12 +269,14 @@ static void test_verify(void)
 	t = piece_of(rows, n, 2, 5000);
 	CU_ASSERT_FATAL(t >= 0);
 
-	/* A second SAN whose LUNs carry the same identity (tgt derives the designators from target and
-	 * LUN numbers) and copies of the pool's bytes, one byte of the second write flipped: the tool,
-	 * pointed at it, reads other bytes than the MDS does, and reports exactly that extent. */
+	/* A second SAN whose LUNs carry the same identity (tgt derives its designators from the target
+	 * and LUN numbers and from the SCSI ID, which is set to the first lab's) and copies of the pool's
+	 * bytes, one byte of the second write flipped: the tool, pointed at it, reads other bytes than
+	 * the MDS does, and reports exactly that extent. */
 	lab2 = lab_up(NLUNS, "64M", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab2);
 	for (int i = 0; i < NLUNS; i++) {
+		CU_ASSERT_EQUAL_FATAL(same_scsi_id(lab2, lab, i + 1), 0);
 		CU_ASSERT_EQUAL_FATAL(test_run(NULL, "cp --sparse=always %s %s", lab->files[i], lab2->files[i]), 0);
 		used += (size_t)snprintf(copies + used, sizeof(copies) - used, " --device %s", lab2->urls[i]);
 	}
