@@ -59,27 +59,34 @@ const struct blkmap_designator *blkmap_inquiry_preferred(const struct blkmap_inq
 	return best;
 }
 
+/* Whether the designator seen at open is among the logical-unit ones now. */
+static int desig_present(const struct blkmap_designator *was, const struct blkmap_inquiry *now)
+{
+	for (unsigned k = 0; k < now->ndesig && k < BLKMAP_MAX_DESIGNATORS; k++)
+		if (blkmap_designator_equal(was, &now->desig[k]))
+			return 1;
+	return 0;
+}
+
 int bm_ident_check_desig(const struct blkmap_dev *dev, const struct blkmap_inquiry *now, char *why, size_t len)
 {
-	for (unsigned i = 0; i < dev->inq.ndesig && i < BLKMAP_MAX_DESIGNATORS; i++) {
-		const struct blkmap_designator *was = &dev->inq.desig[i], *pref;
-		char a[2 * BLKMAP_MAX_DESIG_BYTES + 16], b[2 * BLKMAP_MAX_DESIG_BYTES + 16];
-		int found = 0;
+	const struct blkmap_designator *gone = blkmap_inquiry_preferred(&dev->inq), *pref;
+	char a[2 * BLKMAP_MAX_DESIG_BYTES + 16], b[2 * BLKMAP_MAX_DESIG_BYTES + 16];
 
-		if (was->association != 0)
-			continue;
-		for (unsigned k = 0; k < now->ndesig && k < BLKMAP_MAX_DESIGNATORS && !found; k++)
-			found = blkmap_designator_equal(was, &now->desig[k]);
-		if (found)
-			continue;
-		blkmap_designator_str(was, a, sizeof(a));
-		pref = blkmap_inquiry_preferred(now);
-		if (pref)
-			blkmap_designator_str(pref, b, sizeof(b));
-		snprintf(why, len, "designator %s is gone (the LUN now has %s)", a, pref ? b : "no designator");
-		return -BLKMAP_EWRONGLUN;
-	}
-	return 0;
+	/* the preferred one is named first: the one a host knows the LUN by */
+	if (gone && desig_present(gone, now))
+		gone = NULL;
+	for (unsigned i = 0; !gone && i < dev->inq.ndesig && i < BLKMAP_MAX_DESIGNATORS; i++)
+		if (dev->inq.desig[i].association == 0 && !desig_present(&dev->inq.desig[i], now))
+			gone = &dev->inq.desig[i];
+	if (!gone)
+		return 0;
+	blkmap_designator_str(gone, a, sizeof(a));
+	pref = blkmap_inquiry_preferred(now);
+	if (pref)
+		blkmap_designator_str(pref, b, sizeof(b));
+	snprintf(why, len, "designator %s is gone (the LUN now has %s)", a, pref ? b : "no designator");
+	return -BLKMAP_EWRONGLUN;
 }
 
 int bm_ident_check_capacity(const struct blkmap_dev *dev, uint64_t bytes, uint32_t block_bytes, char *why,

@@ -4,6 +4,7 @@
 #include "mds/server.h"
 
 #include "blkmap/blkmap.h"
+#include "mds/layout.h"
 #include "mds/pool.h"
 #include "proto/log.h"
 
@@ -22,6 +23,24 @@ static void on_blkmap(struct mds_loop *loop, int fd, int events, void *arg)
 	blkmap_service(srv->bctx, POLLIN);
 }
 
+/* A LUN that went out of service (it came back as another one): layouts already handed out may map
+ * onto it, and a client of SCSI layouts only knows the LUN by its designator, which a swapped
+ * backing file keeps. Every layout is recalled; new ones wait until the LUN is back (op_layout.c). */
+static void luns_watch(struct mds_server *srv)
+{
+	uint32_t first = 0, out = mds_pool_luns_out(srv->pool, &first);
+
+	if (out > srv->luns_out) {
+		LOG_WARN("pool %s: LUN %u (%u in all) is out of service: recalling every layout; none is handed out until "
+			 "it is back",
+			 srv->cfg.pool, first, out);
+		mds_layout_recall_all(srv);
+	} else if (out == 0 && srv->luns_out) {
+		LOG_INFO("pool %s: every LUN is in service again: layouts are handed out again", srv->cfg.pool);
+	}
+	srv->luns_out = out;
+}
+
 static int64_t blkmap_tick(struct mds_loop *loop, uint64_t id, void *arg)
 {
 	struct mds_server *srv = arg;
@@ -30,6 +49,8 @@ static int64_t blkmap_tick(struct mds_loop *loop, uint64_t id, void *arg)
 
 	if (srv->bctx)
 		blkmap_service(srv->bctx, 0);
+	if (srv->pool)
+		luns_watch(srv);
 	return 250;
 }
 

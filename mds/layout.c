@@ -433,6 +433,13 @@ static void lo_recall(struct mds_server *srv, struct mds_lo_state *ls, uint64_t 
 	recall_send(srv, ls, r);
 }
 
+void mds_layout_recall_all(struct mds_server *srv)
+{
+	for (struct mds_lo_state *ls = srv->layouts->states; ls; ls = ls->next)
+		if (mds_lo_holds(ls))
+			lo_recall(srv, ls, 0, UINT64_MAX, LAYOUTIOMODE4_ANY, 1);
+}
+
 nfsstat4 mds_lo_conflicts(struct mds_server *srv, struct mds_file *f, struct mds_client *clp, uint64_t off,
 			  uint64_t end, uint32_t iomode)
 {

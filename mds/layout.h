@@ -31,6 +31,9 @@ void mds_layout_open_closed(struct mds_server *srv, struct mds_stateid *open);
 /* A client's lease expired or it was destroyed: its layouts are revoked (and it is fenced). Called
  * before its stateids are freed. */
 void mds_layout_client_gone(struct mds_server *srv, struct mds_client *clp);
+/* Recall every layout held, whole (a LUN of the pool went out of service: clients must stop using
+ * what they were handed; one that does not answer is revoked, and fenced, as with any recall). */
+void mds_layout_recall_all(struct mds_server *srv);
 /* The name of a file was removed (REMOVE, RENAME over it); destroyed says the inode is gone. */
 void mds_layout_removed(struct mds_server *srv, uint64_t fileid, int destroyed);
 /* A layout stateid is being freed (FREE_STATEID of a revoked one, client teardown). */

@@ -280,6 +280,7 @@ struct mds_server {
 	struct blkmap_ctx *bctx;
 	struct blkmap_vol *vol;
 	uint64_t boot;
+	uint32_t luns_out;             /* LUNs out of service at the last look (backend.c) */
 	uint32_t block_bytes;
 	uint64_t volume_bytes;
 	uint64_t root_fileid;

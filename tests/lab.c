@@ -87,6 +87,8 @@ struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts
 		else
 			rc = test_run(&out, "'%s' up --luns %d --size %s --dir '%s' --port %d --watch-pid %d%s",
 				      test_bin("san-lab"), nluns, size, lab->dir, lab->port, (int)getpid(), extra);
+		if (opts->hosts <= 0)
+			snprintf(lab->up_args, sizeof(lab->up_args), "--luns %d --size %s%s", nluns, size, extra);
 		if (rc == 0)
 			break;
 		free(out);
@@ -143,6 +145,16 @@ int lab_kill_target(struct test_lab *lab)
 	if (read_state_value(lab->dir, "LAB_PID", val, sizeof(val)) != 0 || atoi(val) <= 0)
 		return -1;
 	return test_run(NULL, "kill -9 %d", atoi(val)) == 0 ? 0 : -1;
+}
+
+int lab_restart(struct test_lab *lab, const char *more)
+{
+	if (!lab->up_args[0])
+		return -1;
+	return test_run(NULL, "'%s' up %s --dir '%s' --port %d --watch-pid %d %s >/dev/null", test_bin("san-lab"),
+			lab->up_args, lab->dir, lab->port, (int)getpid(), more ? more : "") == 0
+		       ? 0
+		       : -1;
 }
 
 /* ---- watching cache flushes -------------------------------------------------------------------- */

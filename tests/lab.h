@@ -16,6 +16,7 @@ struct test_lab {
 	char iqn[128];
 	char urls[LAB_MAX_LUNS][256];  /* iscsi://127.0.0.1:PORT/IQN/L */
 	char files[LAB_MAX_LUNS][300]; /* each LUN's backing file */
+	char up_args[600];          /* san-lab up's arguments besides --dir, --port and --watch-pid */
 	int cleanup_handle;
 };
 
@@ -40,6 +41,12 @@ void lab_down(struct test_lab *lab);
 /* Kill the lab's tgtd(s) with SIGKILL, as when a storage host dies (the lab stays registered
  * for cleanup). Returns 0 on success. */
 int lab_kill_target(struct test_lab *lab);
+
+/* Start the lab's tgtd again (after lab_kill_target) with `san-lab up` on the same directory and port
+ * and the arguments lab_up gave, plus more (may be NULL; "--fresh": new empty LUN files). Without
+ * --fresh, san-lab brings the LUN files back as they are, as after a storage host's crash. Not for
+ * hosts labs. Returns 0 or -1. */
+int lab_restart(struct test_lab *lab, const char *more);
 
 /* Watching a target's cache flushes: strace (-f, every thread) on a process for fdatasync, fsync and
  * sync_file_range, which tgt's rdwr backing store calls on a LUN's backing file when SYNCHRONIZE CACHE
