@@ -10,12 +10,13 @@
 
 struct test_lab {
 	char dir[300];              /* san-lab state directory */
-	int port;                   /* iSCSI portal port on 127.0.0.1 (hosts mode: in each netns) */
+	int port;                   /* iSCSI portal port on 127.0.0.1 or opts->portal (hosts mode: in each netns) */
 	int nluns;
 	uint64_t lun_bytes;
 	char iqn[128];
 	char urls[LAB_MAX_LUNS][256];  /* iscsi://127.0.0.1:PORT/IQN/L */
 	char files[LAB_MAX_LUNS][300]; /* each LUN's backing file */
+	char up_cmd[1024];          /* the san-lab up that started it (lab_restart runs it again) */
 	int cleanup_handle;
 };
 
@@ -23,7 +24,8 @@ struct test_lab {
 struct lab_opts {
 	int ram;                 /* LUN files in /dev/shm */
 	const char *chap;        /* "user:secret" or NULL */
-	const char *initiator;   /* restrict to this initiator IQN, or NULL (address ACL) */
+	const char *initiator;   /* restrict to these initiator IQNs (space-separated), or NULL (address ACL) */
+	const char *portal;      /* listen address (san-lab --portal ADDR), or NULL for 127.0.0.1 */
 	int hosts;               /* > 0: shaped multi-host lab (root) */
 	int rate_mbit;           /* with hosts */
 	const char *params;      /* iSCSI target parameters, "NAME=VALUE ..." (san-lab --param each), or NULL */
@@ -34,8 +36,13 @@ struct lab_opts {
  * (with a message on stderr). The lab is registered for cleanup; free with lab_down(). */
 struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts);
 
-/* Stop the lab and free it. Safe on NULL. */
+/* Stop the lab, remove its LUN files (san-lab down --wipe) and free it. Safe on NULL. */
 void lab_down(struct test_lab *lab);
+
+/* Start the lab's target again after lab_kill_target() or a plain `san-lab down`: the same
+ * `san-lab up`, which serves the same LUN files with the same identities. Returns 0 when it came up
+ * with the URLs it had, -1 (with a message on stderr) otherwise. */
+int lab_restart(struct test_lab *lab);
 
 /* Kill the lab's tgtd(s) with SIGKILL, as when a storage host dies (the lab stays registered
  * for cleanup). Returns 0 on success. */
