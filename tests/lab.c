@@ -17,9 +17,10 @@ static void lab_cleanup_cb(void *arg)
 {
 	struct test_lab *lab = arg;
 	char cmd[700];
-	snprintf(cmd, sizeof(cmd), "'%s' down --dir '%s' >/dev/null 2>&1", test_bin("san-lab"), lab->dir);
+	/* a test's lab is scratch: its LUN files go with it (RAM ones would outlive the run) */
+	snprintf(cmd, sizeof(cmd), "'%s' down --wipe --dir '%s' >/dev/null 2>&1", test_bin("san-lab"), lab->dir);
 	if (system(cmd) != 0)
-		fprintf(stderr, "lab: 'san-lab down --dir %s' failed\n", lab->dir);
+		fprintf(stderr, "lab: 'san-lab down --wipe --dir %s' failed\n", lab->dir);
 }
 
 static int read_state_value(const char *dir, const char *key, char *val, size_t len)
@@ -50,7 +51,7 @@ struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts
 {
 	struct lab_opts none = { 0 };
 	struct test_lab *lab;
-	char *out = NULL, extra[400] = "", val[300], path[400];
+	char *out = NULL, extra[600] = "", val[300], path[400];
 	int rc, n = 0;
 	FILE *f;
 
@@ -68,9 +69,14 @@ struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts
 		strcat(extra, " --tgtd-malloc stock");
 	if (opts->chap)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " --chap '%s'", opts->chap);
-	if (opts->initiator)
-		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " --initiator '%s'",
-			 opts->initiator);
+	if (opts->initiator) {
+		char il[300], *save = NULL;
+		snprintf(il, sizeof(il), "%s", opts->initiator);
+		for (char *i = strtok_r(il, " ", &save); i; i = strtok_r(NULL, " ", &save))
+			snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " --initiator '%s'", i);
+	}
+	if (opts->portal)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " --portal '%s'", opts->portal);
 	if (opts->params) {
 		char pl[200], *save = NULL;
 		snprintf(pl, sizeof(pl), "%s", opts->params);
@@ -81,14 +87,15 @@ struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts
 	for (int attempt = 0; attempt < 5; attempt++) {
 		lab->port = test_free_port();
 		if (opts->hosts > 0)
-			rc = test_run(&out, "'%s' up --hosts %d --rate %d --size %s --dir '%s' --port %d --watch-pid %d%s",
-				      test_bin("san-lab"), opts->hosts, opts->rate_mbit, size, lab->dir,
-				      lab->port, (int)getpid(), extra);
+			snprintf(lab->up_cmd, sizeof(lab->up_cmd),
+				 "'%s' up --hosts %d --rate %d --size %s --dir '%s' --port %d --watch-pid %d%s",
+				 test_bin("san-lab"), opts->hosts, opts->rate_mbit, size, lab->dir, lab->port,
+				 (int)getpid(), extra);
 		else
-			rc = test_run(&out, "'%s' up --luns %d --size %s --dir '%s' --port %d --watch-pid %d%s",
-				      test_bin("san-lab"), nluns, size, lab->dir, lab->port, (int)getpid(), extra);
-		if (opts->hosts <= 0)
-			snprintf(lab->up_args, sizeof(lab->up_args), "--luns %d --size %s%s", nluns, size, extra);
+			snprintf(lab->up_cmd, sizeof(lab->up_cmd),
+				 "'%s' up --luns %d --size %s --dir '%s' --port %d --watch-pid %d%s", test_bin("san-lab"),
+				 nluns, size, lab->dir, lab->port, (int)getpid(), extra);
+		rc = test_run(&out, "%s", lab->up_cmd);
 		if (rc == 0)
 			break;
 		free(out);
@@ -139,22 +146,42 @@ void lab_down(struct test_lab *lab)
 	free(lab);
 }
 
+int lab_restart(struct test_lab *lab)
+{
+	return lab_restart_with(lab, NULL);
+}
+
+int lab_restart_with(struct test_lab *lab, const char *more)
+{
+	char *out = NULL;
+	int rc, n = 0, same = 1;
+
+	rc = test_run(&out, "%s %s", lab->up_cmd, more ? more : "");
+	if (rc != 0) {
+		fprintf(stderr, "lab: san-lab up again in %s failed (exit %d)\n", lab->dir, rc);
+		free(out);
+		return -1;
+	}
+	for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strncmp(line, "iscsi://", 8) != 0)
+			continue;
+		same &= n < lab->nluns && strcmp(line, lab->urls[n]) == 0;
+		n++;
+	}
+	free(out);
+	if (!same || n != lab->nluns) {
+		fprintf(stderr, "lab: san-lab up again in %s gave other LUN URLs\n", lab->dir);
+		return -1;
+	}
+	return 0;
+}
+
 int lab_kill_target(struct test_lab *lab)
 {
 	char val[64];
 	if (read_state_value(lab->dir, "LAB_PID", val, sizeof(val)) != 0 || atoi(val) <= 0)
 		return -1;
 	return test_run(NULL, "kill -9 %d", atoi(val)) == 0 ? 0 : -1;
-}
-
-int lab_restart(struct test_lab *lab, const char *more)
-{
-	if (!lab->up_args[0])
-		return -1;
-	return test_run(NULL, "'%s' up %s --dir '%s' --port %d --watch-pid %d %s >/dev/null", test_bin("san-lab"),
-			lab->up_args, lab->dir, lab->port, (int)getpid(), more ? more : "") == 0
-		       ? 0
-		       : -1;
 }
 
 /* ---- watching cache flushes -------------------------------------------------------------------- */

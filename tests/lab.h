@@ -10,13 +10,13 @@
 
 struct test_lab {
 	char dir[300];              /* san-lab state directory */
-	int port;                   /* iSCSI portal port on 127.0.0.1 (hosts mode: in each netns) */
+	int port;                   /* iSCSI portal port on 127.0.0.1 or opts->portal (hosts mode: in each netns) */
 	int nluns;
 	uint64_t lun_bytes;
 	char iqn[128];
 	char urls[LAB_MAX_LUNS][256];  /* iscsi://127.0.0.1:PORT/IQN/L */
 	char files[LAB_MAX_LUNS][300]; /* each LUN's backing file */
-	char up_args[600];          /* san-lab up's arguments besides --dir, --port and --watch-pid */
+	char up_cmd[1024];          /* the san-lab up that started it (lab_restart runs it again) */
 	int cleanup_handle;
 };
 
@@ -24,7 +24,8 @@ struct test_lab {
 struct lab_opts {
 	int ram;                 /* LUN files in /dev/shm */
 	const char *chap;        /* "user:secret" or NULL */
-	const char *initiator;   /* restrict to this initiator IQN, or NULL (address ACL) */
+	const char *initiator;   /* restrict to these initiator IQNs (space-separated), or NULL (address ACL) */
+	const char *portal;      /* listen address (san-lab --portal ADDR), or NULL for 127.0.0.1 */
 	int hosts;               /* > 0: shaped multi-host lab (root) */
 	int rate_mbit;           /* with hosts */
 	const char *params;      /* iSCSI target parameters, "NAME=VALUE ..." (san-lab --param each), or NULL */
@@ -35,18 +36,19 @@ struct lab_opts {
  * (with a message on stderr). The lab is registered for cleanup; free with lab_down(). */
 struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts);
 
-/* Stop the lab and free it. Safe on NULL. */
+/* Stop the lab, remove its LUN files (san-lab down --wipe) and free it. Safe on NULL. */
 void lab_down(struct test_lab *lab);
+
+/* Start the lab's target again after lab_kill_target() or a plain `san-lab down`: the same
+ * `san-lab up`, which serves the same LUN files with the same identities. Returns 0 when it came up
+ * with the URLs it had, -1 (with a message on stderr) otherwise. lab_restart_with adds arguments to
+ * that `up` (e.g. "--fresh": new, empty LUN files behind the same URLs). */
+int lab_restart(struct test_lab *lab);
+int lab_restart_with(struct test_lab *lab, const char *more);
 
 /* Kill the lab's tgtd(s) with SIGKILL, as when a storage host dies (the lab stays registered
  * for cleanup). Returns 0 on success. */
 int lab_kill_target(struct test_lab *lab);
-
-/* Start the lab's tgtd again (after lab_kill_target) with `san-lab up` on the same directory and port
- * and the arguments lab_up gave, plus more (may be NULL; "--fresh": new empty LUN files). Without
- * --fresh, san-lab brings the LUN files back as they are, as after a storage host's crash. Not for
- * hosts labs. Returns 0 or -1. */
-int lab_restart(struct test_lab *lab, const char *more);
 
 /* Watching a target's cache flushes: strace (-f, every thread) on a process for fdatasync, fsync and
  * sync_file_range, which tgt's rdwr backing store calls on a LUN's backing file when SYNCHRONIZE CACHE

@@ -100,8 +100,9 @@ void benchlab_stop(struct benchlab *l)
 	forget(l);
 	if (!l->up)
 		return;
-	snprintf(cmd, sizeof(cmd), "'%s/san-lab' down --dir '%s' >/dev/null 2>&1; rm -rf '%s'", benchlab_bin_dir(),
-		 l->dir, l->dir);
+	/* the lab's RAM LUNs go with it (a plain down keeps them for a later up) */
+	snprintf(cmd, sizeof(cmd), "'%s/san-lab' down --wipe --dir '%s' >/dev/null 2>&1; rm -rf '%s'",
+		 benchlab_bin_dir(), l->dir, l->dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "%s: could not stop the lab in %s\n", progname, l->dir);
 	l->up = 0;

@@ -163,7 +163,7 @@ static void test_blank_luns_after_restart(void)
 	CU_ASSERT_EQUAL_FATAL(env_up(&e, NULL), 0);
 	CU_ASSERT_EQUAL(lun_in_service(&e, 0), 1);
 	CU_ASSERT_EQUAL_FATAL(lab_kill_target(e.lab), 0);
-	CU_ASSERT_EQUAL_FATAL(lab_restart(e.lab, "--fresh"), 0);
+	CU_ASSERT_EQUAL_FATAL(lab_restart_with(e.lab, "--fresh"), 0);
 	/* the server notices by itself, with no I/O asked of it */
 	CU_ASSERT_EQUAL(wait_in_service(&e, 0, 0), 0);
 	CU_ASSERT_EQUAL(wait_in_service(&e, 1, 0), 0);
@@ -212,7 +212,7 @@ static void test_swapped_luns_then_back(void)
 	CU_ASSERT_EQUAL_FATAL(env_up(&e, NULL), 0);
 	CU_ASSERT_EQUAL_FATAL(lab_kill_target(e.lab), 0);
 	CU_ASSERT_EQUAL_FATAL(swap_files(e.lab->files[0], e.lab->files[1]), 0);
-	CU_ASSERT_EQUAL_FATAL(lab_restart(e.lab, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(lab_restart(e.lab), 0);
 	CU_ASSERT_EQUAL(wait_in_service(&e, 0, 0), 0);
 	CU_ASSERT_EQUAL(wait_in_service(&e, 1, 0), 0);
 	assert_reads_refused(&e);
@@ -222,7 +222,7 @@ static void test_swapped_luns_then_back(void)
 
 	CU_ASSERT_EQUAL_FATAL(lab_kill_target(e.lab), 0);
 	CU_ASSERT_EQUAL_FATAL(swap_files(e.lab->files[0], e.lab->files[1]), 0);
-	CU_ASSERT_EQUAL_FATAL(lab_restart(e.lab, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(lab_restart(e.lab), 0);
 	CU_ASSERT_EQUAL(wait_in_service(&e, 0, 1), 0);
 	CU_ASSERT_EQUAL(wait_in_service(&e, 1, 1), 0);
 	for (int mds_io = 0; mds_io < 2; mds_io++) {

@@ -64,6 +64,44 @@ static void test_targetcli_count_default_portal(void)
 		      "targetcli saveconfig\n");
 }
 
+/* Several initiators (a host and a VM guest): an ACL each, CHAP on each. */
+static void test_targetcli_two_initiators(void)
+{
+	expect_output("targetcli --luns /dev/sdb --initiator iqn.2024-01.example:host"
+		      " --initiator iqn.2024-01.example:guest --chap node1:secret123456 --iqn iqn.2024-01.example:pool",
+		      0,
+		      "#!/bin/sh\n"
+		      "# targetcli-fb script from san-lab: one LIO iSCSI target with 1 LUN(s) for a pNFS pool.\n"
+		      "# Run as root on the storage host (needs the target_core_mod and iscsi_target_mod modules).\n"
+		      "set -e\n"
+		      "targetcli /backstores/block create name=pnfs_lun1 dev=/dev/sdb\n"
+		      "targetcli /iscsi create iqn.2024-01.example:pool\n"
+		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1/luns create /backstores/block/pnfs_lun1\n"
+		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1 set parameter MaxRecvDataSegmentLength=262144\n"
+		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1/acls create iqn.2024-01.example:host\n"
+		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1/acls create iqn.2024-01.example:guest\n"
+		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1/acls/iqn.2024-01.example:host set auth userid=node1 password=secret123456\n"
+		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1/acls/iqn.2024-01.example:guest set auth userid=node1 password=secret123456\n"
+		      "targetcli /iscsi/iqn.2024-01.example:pool/tpg1 set attribute authentication=1\n"
+		      "targetcli saveconfig\n");
+	expect_output("tgt-conf --luns /dev/sdb --iqn iqn.2024-01.example:pool --initiator iqn.2024-01.example:host"
+		      " --initiator iqn.2024-01.example:guest --tgtd-malloc stock",
+		      0,
+		      "# tgt targets.conf from san-lab: one iSCSI target with 1 LUN(s) for a pNFS pool.\n"
+		      "# Install as /etc/tgt/conf.d/pnfs-pool.conf and run 'tgt-admin --update ALL'.\n"
+		      "<target iqn.2024-01.example:pool>\n"
+		      "    backing-store /dev/sdb\n"
+		      "    initiator-name iqn.2024-01.example:host\n"
+		      "    initiator-name iqn.2024-01.example:guest\n"
+		      "    MaxRecvDataSegmentLength 262144\n"
+		      "</target>\n");
+	/* one client logs in as one name */
+	expect_output("iscsiadm --portal 192.0.2.10 --target iqn.2024-01.example:pool --initiator iqn.2024-01.example:host"
+		      " --initiator iqn.2024-01.example:guest",
+		      2, "");
+	expect_output("targetcli --luns 1 --initiator iqn.2024-01.example:host --initiator bad", 2, "");
+}
+
 static void test_tgt_conf(void)
 {
 	expect_output("tgt-conf --luns 2 --size 1G --initiator iqn.2024-01.example:node1"
@@ -146,6 +184,12 @@ static void test_usage_errors(void)
 	expect_output("up --hosts 2", 2, "");
 	expect_output("frobnicate", 2, "");
 	expect_output("up --luns 2 --bogus", 2, "");
+	expect_output("up --luns 2 --wipe", 2, "");
+	expect_output("down --fresh", 2, "");
+	expect_output("up --luns 2 --portal 127.0.0.300", 2, "");
+	expect_output("up --luns 2 --portal localhost", 2, "");
+	expect_output("up --luns 2 --portal 127.0.0.2:3260 --port 3261", 2, "");
+	expect_output("up --hosts 2 --rate 10 --portal 127.0.0.2", 2, "");
 	/* --help is not an error. */
 	expect_output("--help >/dev/null; echo ok", 0, "ok\n");
 }
@@ -153,6 +197,7 @@ static void test_usage_errors(void)
 TEST_SUITE(sanlab_gen, "tools/san-lab-generators", NULL, NULL,
 	   { "targetcli_block_and_file_chap", test_targetcli_block_and_file_chap },
 	   { "targetcli_count_default_portal", test_targetcli_count_default_portal },
+	   { "targetcli_two_initiators", test_targetcli_two_initiators },
 	   { "tgt_conf", test_tgt_conf },
 	   { "iscsiadm", test_iscsiadm },
 	   { "usage_errors", test_usage_errors });
