@@ -213,6 +213,10 @@ void blkmap_dev_keep_session(struct blkmap_dev *dev, int on);
 /* 0 while the device is in service; -BLKMAP_EWRONGLUN while it is out of service after a failed
  * check, with why (may be NULL) saying what differs. */
 int blkmap_dev_identity(const struct blkmap_dev *dev, char *why, size_t whylen);
+/* Whether the device's session has been checked: 1 for the session of the open and for one that
+ * passed its identity check; 0 from a session's loss until the next one has passed (the LUN at the
+ * URL is not known to be the one it was then: a server should not hand it out meanwhile). */
+int blkmap_dev_checked(const struct blkmap_dev *dev);
 /* Checks done after reconnects, and how many of them failed (tests, metrics). */
 unsigned blkmap_dev_identity_checks(const struct blkmap_dev *dev);
 unsigned blkmap_dev_identity_failures(const struct blkmap_dev *dev);

@@ -239,6 +239,7 @@ void bm_ident_wrong(struct blkmap_dev *dev, const char *why)
 void bm_ident_passed(struct blkmap_dev *dev)
 {
 	dev->ident_checks++;
+	dev->unchecked = 0;
 	if (!dev->wrong)
 		return;
 	LOG_WARN("%s: the LUN is the one it was again (designators, capacity and %u identity region(s) match): back in "
@@ -268,6 +269,11 @@ void blkmap_dev_keep_session(struct blkmap_dev *dev, int on)
 	dev->keep_session = on != 0;
 	bm_ident_keeper_update(dev);
 	bm_timer_update(dev->ctx);
+}
+
+int blkmap_dev_checked(const struct blkmap_dev *dev)
+{
+	return !dev->unchecked && !dev->wrong;
 }
 
 int blkmap_dev_identity(const struct blkmap_dev *dev, char *why, size_t whylen)

@@ -134,6 +134,7 @@ struct blkmap_dev {
 	unsigned nregions;
 	int keep_session;    /* blkmap_dev_keep_session */
 	int wrong;           /* came back different: out of service until a check passes */
+	int unchecked;       /* a session was lost and no later one has passed its check yet */
 	int keeper;          /* counted in ctx->keepers */
 	char wrong_why[300];
 	unsigned ident_checks, ident_failures;

@@ -255,6 +255,7 @@ static void session_lost(struct blkmap_dev *dev, const char *why)
 	int64_t now = bm_now_ms();
 
 	snprintf(reason, sizeof(reason), "%s", why);
+	dev->unchecked = dev->kind == BLKMAP_DEV_ISCSI;
 	teardown(dev);
 	snprintf(dev->down_reason, sizeof(dev->down_reason), "%s", reason);
 	set_state(dev, BM_DOWN);

@@ -333,7 +333,7 @@ static void read_done(struct mds_io *io)
 {
 	if (io->err) {
 		/* a LUN out of service was said once, loudly, when it went out */
-		proto_log(io->err == -BLKMAP_EWRONGLUN ? PROTO_LOG_INFO : PROTO_LOG_ERROR, "file %llu: READ at %llu failed: %s",
+		proto_log(io->err == -BLKMAP_EWRONGLUN ? PROTO_LOG_DEBUG : PROTO_LOG_ERROR, "file %llu: READ at %llu failed: %s",
 			  (unsigned long long)io->fileid, (unsigned long long)io->off, io->where);
 		io_finish(io, NFS4ERR_IO);
 		return;
@@ -469,7 +469,7 @@ static void write_commit(struct mds_io *io)
 
 	if (io->err) {
 		/* a LUN out of service was said once, loudly, when it went out */
-		proto_log(io->err == -BLKMAP_EWRONGLUN ? PROTO_LOG_INFO : PROTO_LOG_ERROR, "file %llu: WRITE at %llu failed: %s",
+		proto_log(io->err == -BLKMAP_EWRONGLUN ? PROTO_LOG_DEBUG : PROTO_LOG_ERROR, "file %llu: WRITE at %llu failed: %s",
 			  (unsigned long long)io->fileid, (unsigned long long)io->off, io->where);
 		io_finish(io, NFS4ERR_IO);
 		return;

@@ -72,6 +72,7 @@ struct mds_lo_stats {
 	uint64_t fence_failures;          /* fencing attempts that failed on some LUN */
 	uint64_t trylater;                /* LAYOUTGETs answered LAYOUTTRYLATER / RECALLCONFLICT */
 	uint64_t lun_out;                 /* LAYOUTGETs refused while a LUN was out of service */
+	uint64_t lun_unchecked;           /* LAYOUTGETs answered TRYLATER while a LUN's new session was unchecked */
 };
 
 struct mds_layouts {

@@ -103,6 +103,11 @@ static void lun_metrics(struct buf *b, struct mds_server *srv)
 		"# TYPE pnfs_mds_lun_in_service gauge\n");
 	for (uint32_t i = 0; i < n; i++)
 		addf(b, "pnfs_mds_lun_in_service{lun=\"%u\"} %d\n", i, mds_pool_lun_identity(srv->pool, i, NULL, 0) == 0);
+	addf(b, "# HELP pnfs_mds_lun_checked 0 from the loss of the LUN's session until the next one passed its identity "
+		"check (no layouts are handed out meanwhile).\n"
+		"# TYPE pnfs_mds_lun_checked gauge\n");
+	for (uint32_t i = 0; i < n; i++)
+		addf(b, "pnfs_mds_lun_checked{lun=\"%u\"} %d\n", i, blkmap_dev_checked(mds_pool_lun_dev(srv->pool, i)));
 	addf(b, "# HELP pnfs_mds_lun_identity_failures_total Identity checks after a reconnect that found another LUN.\n"
 		"# TYPE pnfs_mds_lun_identity_failures_total counter\n");
 	for (uint32_t i = 0; i < n; i++)
@@ -139,6 +144,9 @@ char *mds_metrics_text(struct mds_server *srv)
 		s->trylater);
 	counter(&b, "pnfs_mds_layout_lun_out_total",
 		"LAYOUTGETs refused (LAYOUTUNAVAILABLE) while a LUN of the pool was out of service.", s->lun_out);
+	counter(&b, "pnfs_mds_layout_lun_unchecked_total",
+		"LAYOUTGETs answered LAYOUTTRYLATER while a LUN that lost its session was not yet checked again.",
+		s->lun_unchecked);
 	counter(&b, "pnfs_mds_layoutcommits_total", "LAYOUTCOMMITs done.", s->commits);
 	counter(&b, "pnfs_mds_committed_bytes_total", "Bytes LAYOUTCOMMIT turned from INVALID to READ_WRITE.",
 		s->committed_bytes);

@@ -281,6 +281,13 @@ MDS_OP(layoutget)
 		lo->stats.lun_out++;
 		return NFS4ERR_LAYOUTUNAVAILABLE;
 	}
+	/* One whose session was lost is not handed out until its next login has been checked (a target
+	 * that restarted may serve other LUNs now, which the check is about to find out). */
+	if (mds_pool_luns_unchecked(srv->pool)) {
+		lo->stats.lun_unchecked++;
+		r->LAYOUTGET4res_u.logr_will_signal_layout_avail = FALSE;
+		return NFS4ERR_LAYOUTTRYLATER;
+	}
 	layout_window(srv, &ino, a, &w);
 	if (w.end <= w.off)
 		return NFS4ERR_INVAL;

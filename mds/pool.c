@@ -528,6 +528,15 @@ int mds_pool_lun_identity(const struct mds_pool *p, uint32_t i, char *why, size_
 	return blkmap_dev_identity(p->devs[i], why, whylen);
 }
 
+uint32_t mds_pool_luns_unchecked(const struct mds_pool *p)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < p->nluns; i++)
+		n += p->devs[i] && !blkmap_dev_checked(p->devs[i]);
+	return n;
+}
+
 uint32_t mds_pool_luns_out(const struct mds_pool *p, uint32_t *first)
 {
 	uint32_t n = 0;

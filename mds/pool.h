@@ -251,6 +251,9 @@ const char *mds_pool_lun_url(const struct mds_pool *p, uint32_t i);  /* as in po
 int mds_pool_lun_identity(const struct mds_pool *p, uint32_t i, char *why, size_t whylen);
 /* How many LUNs are out of service now; the first one's index goes to *first (may be NULL). */
 uint32_t mds_pool_luns_out(const struct mds_pool *p, uint32_t *first);
+/* How many LUNs lost their session and are not yet checked again (see blkmap_dev_checked): in
+ * service as far as is known, but not to be handed out until the check says they are the pool's. */
+uint32_t mds_pool_luns_unchecked(const struct mds_pool *p);
 
 /* What a label read from a LUN says, next to the one expected (a pool label of another pool, of
  * another LUN of this pool, of this LUN written at another format, or none), in words. */

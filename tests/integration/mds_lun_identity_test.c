@@ -110,15 +110,24 @@ static long long lun_in_service(struct env *e, int lun)
 	return lt_metric(e->metrics_port, sample);
 }
 
-/* Wait (up to 20 s) until LUN lun's service state in the MDS's metrics is want. */
-static int wait_in_service(struct env *e, int lun, long long want)
+/* Wait (up to 20 s) until the MDS's metric sample is want. */
+static int wait_metric(struct env *e, const char *sample, long long want)
 {
 	for (int i = 0; i < 200; i++) {
-		if (lun_in_service(e, lun) == want)
+		if (lt_metric(e->metrics_port, sample) == want)
 			return 0;
 		usleep(100 * 1000);
 	}
 	return -1;
+}
+
+/* Wait until LUN lun's service state in the MDS's metrics is want. */
+static int wait_in_service(struct env *e, int lun, long long want)
+{
+	char sample[80];
+
+	snprintf(sample, sizeof(sample), "pnfs_mds_lun_in_service{lun=\"%d\"}", lun);
+	return wait_metric(e, sample, want);
 }
 
 static int count(const char *hay, const char *needle)
@@ -163,6 +172,13 @@ static void test_blank_luns_after_restart(void)
 	CU_ASSERT_EQUAL_FATAL(env_up(&e, NULL), 0);
 	CU_ASSERT_EQUAL(lun_in_service(&e, 0), 1);
 	CU_ASSERT_EQUAL_FATAL(lab_kill_target(e.lab), 0);
+	/* while the target is away, its LUNs are unchecked: no layout is handed out, the read waits for
+	 * them through the MDS and gives up after its I/O timeout */
+	CU_ASSERT_EQUAL(wait_metric(&e, "pnfs_mds_lun_checked{lun=\"0\"}", 0), 0);
+	CU_ASSERT_NOT_EQUAL(test_run(NULL, "timeout 60 '%s' --io-timeout 2 %s cat pnfs://127.0.0.1:%d/f.bin >/dev/null 2>&1",
+				     test_bin("pnfs"), e.opts, e.mds->port),
+			    0);
+	CU_ASSERT_TRUE(lt_metric(e.metrics_port, "pnfs_mds_layout_lun_unchecked_total") >= 1);
 	CU_ASSERT_EQUAL_FATAL(lab_restart_with(e.lab, "--fresh"), 0);
 	/* the server notices by itself, with no I/O asked of it */
 	CU_ASSERT_EQUAL(wait_in_service(&e, 0, 0), 0);
