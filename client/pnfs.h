@@ -43,7 +43,8 @@ struct pnfs_opts {
 	int uid_set;
 	unsigned slots;              /* fore-channel slots asked for; 0: 64 */
 	unsigned timeout_ms;         /* an RPC without any reply bytes for this long drops the
-				      * connection (then reconnect and replay); 0: 60000 */
+				      * connection (then reconnect and replay), and a TCP handshake
+				      * taking this long is a failed try to connect; 0: 60000 */
 	int mds_io;                  /* never use layouts: all I/O through the MDS */
 	int no_scsi;                 /* do not ask for SCSI layouts (block layouts only) */
 	/* The SAN, for resolving layout volumes to LUNs: */
