@@ -185,7 +185,7 @@ const char *pc_failed_op(struct pc_compound *c)
 static const char *plain_words(nfsstat4 st)
 {
 	switch (st) {
-	case NFS4ERR_PERM: case NFS4ERR_NOENT: case NFS4ERR_ACCESS: case NFS4ERR_EXIST: case NFS4ERR_XDEV:
+	case NFS4ERR_PERM: case NFS4ERR_NOENT: case NFS4ERR_IO: case NFS4ERR_NXIO: case NFS4ERR_ACCESS: case NFS4ERR_EXIST: case NFS4ERR_XDEV:
 	case NFS4ERR_NOTDIR: case NFS4ERR_ISDIR: case NFS4ERR_FBIG: case NFS4ERR_NOSPC: case NFS4ERR_ROFS:
 	case NFS4ERR_MLINK: case NFS4ERR_NAMETOOLONG: case NFS4ERR_NOTEMPTY: case NFS4ERR_DQUOT:
 	case NFS4ERR_STALE:
@@ -503,6 +503,7 @@ static void watchdog(struct pnfs_context *ctx, struct pc_timer *t)
 		LOG_WARN("pnfs: no reply from %s:%d for %u ms; reconnecting", ctx->host, ctx->port,
 			 ctx->opts.timeout_ms);
 		pc_conn_close(ctx);
+		pc_conn_why(ctx, "no reply for %u ms", ctx->opts.timeout_ms);
 		ctx->server_silent = 1;
 		pc_session_conn_lost(ctx, -ETIMEDOUT);
 		return;
@@ -909,14 +910,17 @@ void pc_compounds_session_lost(struct pnfs_context *ctx)
 	ctx->slots_in_doubt = 0;
 }
 
-void pc_compounds_expire(struct pnfs_context *ctx, uint64_t max_age_ms, int err, const char *why)
+void pc_compounds_expire(struct pnfs_context *ctx, uint64_t max_age_ms, uint64_t since_ms, int err,
+			 const char *why)
 {
 	uint64_t now = pc_now_ms();
 
 	for (struct pc_compound *c = ctx->waitq_head, *next; c; c = next) {
+		uint64_t from = since_ms ? since_ms : c->submitted_ms;
+
 		next = c->next;
 		/* (a completion below may submit a call after now was read: it is young) */
-		if (c->submitted_ms >= now || now - c->submitted_ms < max_age_ms)
+		if (from >= now || now - from < max_age_ms)
 			continue;
 		snprintf(c->errtext, sizeof(c->errtext), "%s", why);
 		slot_abandon(ctx, c);

@@ -29,10 +29,20 @@ static void sendq_free(struct pc_conn *c)
 	c->sq_tail = NULL;
 }
 
+void pc_conn_why(struct pnfs_context *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx->conn_why, sizeof(ctx->conn_why), fmt, ap);
+	va_end(ap);
+}
+
 void pc_conn_close(struct pnfs_context *ctx)
 {
 	struct pc_conn *c = &ctx->conn;
 
+	pc_timer_cancel(ctx, &c->handshake);
 	if (c->fd >= 0) {
 		pc_watch_del(ctx, &c->w);
 		close(c->fd);
@@ -45,14 +55,29 @@ void pc_conn_close(struct pnfs_context *ctx)
 	c->rbuf = NULL;
 }
 
-/* The connection failed or closed: tell the session layer (which reconnects and replays). */
+/* The connection failed or closed: tell the session layer (which reconnects and replays). The
+ * reason is kept for whatever gives up on the connection later (a mount, calls waiting for it). */
 static void conn_lost(struct pnfs_context *ctx, int err, const char *why)
 {
 	if (ctx->conn.fd < 0)
 		return;
 	LOG_INFO("pnfs: connection to %s:%d lost: %s", ctx->host, ctx->port, why);
+	pc_conn_why(ctx, "%s", why);
+	ctx->server_silent = 0;
 	pc_conn_close(ctx);
 	pc_session_conn_lost(ctx, err);
+}
+
+/* The TCP handshake took longer than the RPC timeout (a host that drops the SYN): a failed try. */
+static void handshake_expired(struct pnfs_context *ctx, struct pc_timer *t)
+{
+	(void)t;
+	if (ctx->conn.fd < 0 || ctx->conn.connected)
+		return;
+	pc_conn_why(ctx, "no answer to the connection request for %u ms", ctx->opts.timeout_ms);
+	ctx->server_silent = 0;
+	pc_conn_close(ctx);
+	pc_session_conn_lost(ctx, -ETIMEDOUT);
 }
 
 int pc_conn_open(struct pnfs_context *ctx)
@@ -63,10 +88,16 @@ int pc_conn_open(struct pnfs_context *ctx)
 	int fd = -1, rc, one = 1;
 
 	pc_conn_close(ctx);
+	ctx->conn_fatal = 0;
 	snprintf(port, sizeof(port), "%d", ctx->port);
 	rc = getaddrinfo(ctx->host, port, &hints, &res);
-	if (rc != 0)
-		return pc_err(ctx, -EHOSTUNREACH, "%s: %s", ctx->host, gai_strerror(rc));
+	if (rc != 0) {
+		/* Only a resolver that could not be asked now may answer later. */
+		ctx->conn_fatal = rc != EAI_AGAIN;
+		pc_conn_why(ctx, "cannot resolve the host name: %s",
+			    rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		return -EHOSTUNREACH;
+	}
 	rc = -EHOSTUNREACH;
 	for (ai = res; ai; ai = ai->ai_next) {
 		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
@@ -82,12 +113,15 @@ int pc_conn_open(struct pnfs_context *ctx)
 		fd = -1;
 	}
 	freeaddrinfo(res);
-	if (fd < 0)
-		return pc_err(ctx, rc, "connect to %s:%d: %s", ctx->host, ctx->port, strerror(-rc));
+	if (fd < 0) {
+		pc_conn_why(ctx, "%s", strerror(-rc));
+		return rc;
+	}
 	c->rbuf = malloc(PC_RBUF_BYTES);
 	if (!c->rbuf) {
 		close(fd);
-		return pc_err(ctx, -ENOMEM, "out of memory");
+		pc_conn_why(ctx, "out of memory");
+		return -ENOMEM;
 	}
 	c->rbuf_len = PC_RBUF_BYTES;
 	c->fd = fd;
@@ -99,8 +133,11 @@ int pc_conn_open(struct pnfs_context *ctx)
 	rc = pc_watch_add(ctx, &c->w);
 	if (rc < 0) {
 		pc_conn_close(ctx);
-		return pc_err(ctx, rc, "epoll: %s", strerror(-rc));
+		pc_conn_why(ctx, "epoll: %s", strerror(-rc));
+		return rc;
 	}
+	c->handshake.fn = handshake_expired;
+	pc_timer_arm(ctx, &c->handshake, ctx->opts.timeout_ms);
 	ctx->stats.connects++;
 	return 0;
 }
@@ -202,7 +239,7 @@ static void conn_read(struct pnfs_context *ctx)
 		size_t off = 0;
 
 		if (n == 0) {
-			conn_lost(ctx, -ECONNRESET, "closed by the server");
+			conn_lost(ctx, -ECONNRESET, "the server closed the connection");
 			return;
 		}
 		if (n < 0) {
@@ -245,7 +282,7 @@ static void conn_ready(struct pnfs_context *ctx, struct pc_watch *w, uint32_t re
 		if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
 			err = errno;
 		if (err) {
-			pc_err(ctx, -err, "connect to %s:%d: %s", ctx->host, ctx->port, strerror(err));
+			pc_conn_why(ctx, "%s", strerror(err));
 			ctx->last_conn_err = -err;
 			ctx->server_silent = 0;
 			pc_conn_close(ctx);
@@ -254,6 +291,7 @@ static void conn_ready(struct pnfs_context *ctx, struct pc_watch *w, uint32_t re
 		}
 		if (!(revents & EPOLLOUT))
 			return;
+		pc_timer_cancel(ctx, &c->handshake);
 		c->connected = 1;
 		c->last_rx_ms = pc_now_ms();
 		update_events(ctx);

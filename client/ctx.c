@@ -324,6 +324,12 @@ void pc_call_complete(struct pc_call *call, int status, void *data)
 {
 	struct pnfs_context *ctx = call->ctx;
 
+	if (status < 0 && !ctx->err[0]) {
+		/* Every failure sets its text where it happens; should one not, the caller still gets
+		 * words rather than an empty reason. */
+		LOG_DEBUG("pnfs: a call failed (%s) without saying why", strerror(-status));
+		pc_err(ctx, status, "%s", strerror(-status));
+	}
 	if (!ctx->servicing && !ctx->destroying && !call->done_timer.armed) {
 		/* User callbacks run only from pnfs_service(), never inside the call that started them. */
 		call->data = data;
@@ -389,6 +395,8 @@ int pnfs_context_create(const struct pnfs_opts *opts, struct pnfs_context **out)
 		ctx->opts.slots = 64;
 	if (!ctx->opts.timeout_ms)
 		ctx->opts.timeout_ms = 60000;
+	if (!ctx->opts.connect_timeout_ms)
+		ctx->opts.connect_timeout_ms = ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
 	if (gethostname(ctx->machine, sizeof(ctx->machine) - 1) < 0)
 		snprintf(ctx->machine, sizeof(ctx->machine), "localhost");
 	ctx->uid = opts->uid_set ? opts->uid : (uint32_t)getuid();

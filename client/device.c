@@ -404,6 +404,17 @@ static void gdi_done(struct pc_compound *c)
 		relocate(d);
 		return;
 	}
+	if (c->nfs_status == NFS4ERR_NOENT && d->type == LAYOUT4_SCSI && !d->vol && d->fetch_gen != d->key_gen) {
+		/* Asked of the server before it restarted, answered by the restarted one, which no longer
+		 * knows the ID: the layouts that named it went with our old client ID (nothing was written
+		 * through a device never described). Left to be asked again should a layout name it. */
+		LOG_INFO("pnfs: device %s: named by the server before it restarted, unknown to it now",
+			 hexid(d->id));
+		pc_compound_free(c);
+		d->state = PC_DEV_NEW;
+		wake(d);
+		return;
+	}
 
 	if (c->nfs_status == NFS4ERR_TOOSMALL && r && d->maxcount < PROTO_DEVICE_ADDR_MAX) {
 		uint32_t need = r->nfs_resop4_u.opgetdeviceinfo.GETDEVICEINFO4res_u.gdir_mincount;

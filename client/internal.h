@@ -70,12 +70,18 @@ struct pc_conn {
 	uint64_t last_rx_ms;
 	uint8_t *rbuf;
 	size_t rbuf_len;
+	struct pc_timer handshake;  /* the TCP connect not done within timeout_ms: a failed attempt */
 };
 
+/* Start connecting (non-blocking). Returns 0, or -errno with ctx->conn_why saying why (and
+ * ctx->conn_fatal set when trying again cannot help: a host name that does not resolve). */
 int pc_conn_open(struct pnfs_context *ctx);
 void pc_conn_close(struct pnfs_context *ctx);
 /* Queue bytes to send; takes ownership of buf (malloc'd). Returns 0 or -errno. */
 int pc_conn_send(struct pnfs_context *ctx, uint8_t *buf, size_t len);
+/* Record why the connection failed or was lost, in words, for the error of whatever gives up on it
+ * (the mount, calls waiting for the connection). */
+void pc_conn_why(struct pnfs_context *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- compounds -------------------------------------------------------------------------------- */
 
@@ -163,8 +169,10 @@ void pc_rpc_reply(struct pnfs_context *ctx, void *rec, size_t len);
 void pc_compounds_conn_lost(struct pnfs_context *ctx);
 /* Start whatever waits (after the session becomes ready or a slot frees up). */
 void pc_compounds_kick(struct pnfs_context *ctx);
-/* Fail compounds waiting longer than max_age_ms (no connection), with why as their text. */
-void pc_compounds_expire(struct pnfs_context *ctx, uint64_t max_age_ms, int err, const char *why);
+/* Fail compounds waiting longer than max_age_ms (no connection), counted from since_ms (the loss of
+ * the connection; 0: from their submission), with why as their text. */
+void pc_compounds_expire(struct pnfs_context *ctx, uint64_t max_age_ms, uint64_t since_ms, int err,
+			 const char *why);
 /* Fail every waiting and in-flight compound with err (context shutdown, unrecoverable). */
 void pc_compounds_fail_all(struct pnfs_context *ctx, int err);
 /* Requeue compounds sent on a dead session (they get new slots). */
@@ -406,10 +414,15 @@ struct pnfs_context {
 	char *export;
 	struct pc_conn conn;
 	struct proto_xid_table *xids;
-	uint64_t connect_started_ms;
+	/* Reaching the server: from the first failed try (or the mount's start) until a session is
+	 * ready again, tries are spaced by a backoff and bounded by opts.connect_timeout_ms. */
+	uint64_t connect_started_ms;     /* 0: the session is up (or was never tried) */
 	unsigned connect_failures;
 	struct pc_timer reconnect_timer;
+	struct pc_timer connect_deadline;
 	int last_conn_err;
+	char conn_why[256];         /* the last failure's reason in words */
+	int conn_fatal;             /* and trying again cannot help */
 	int server_silent;          /* the connection was dropped for want of any reply (watchdog) */
 
 	/* client and session */
@@ -441,6 +454,7 @@ struct pnfs_context {
 
 	/* mount */
 	struct pc_call *mount_call;
+	int mount_looking;          /* the export's LOOKUP is out (it outlives a reconnect) */
 	int mounted;
 	uint8_t root_fh[NFS4_FHSIZE];
 	uint32_t root_fhlen;

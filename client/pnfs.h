@@ -43,7 +43,8 @@ struct pnfs_opts {
 	int uid_set;
 	unsigned slots;              /* fore-channel slots asked for; 0: 64 */
 	unsigned timeout_ms;         /* an RPC without any reply bytes for this long drops the
-				      * connection (then reconnect and replay); 0: 60000 */
+				      * connection (then reconnect and replay), and a TCP handshake
+				      * taking this long is a failed try to connect; 0: 60000 */
 	int mds_io;                  /* never use layouts: all I/O through the MDS */
 	int no_scsi;                 /* do not ask for SCSI layouts (block layouts only) */
 	/* The SAN, for resolving layout volumes to LUNs: */
@@ -55,6 +56,12 @@ struct pnfs_opts {
 	const char *initiator_name;  /* iSCSI initiator IQN; NULL: blkmap's default */
 	unsigned queue_depth;        /* SCSI commands in flight per LUN; 0: 32 */
 	unsigned io_timeout_ms;      /* per SCSI command; 0: 30000 */
+	unsigned connect_timeout_ms; /* how long to keep trying to reach the MDS (TCP connect, then
+				      * EXCHANGE_ID, CREATE_SESSION or BIND_CONN_TO_SESSION): a refused,
+				      * reset or lost connection is tried again after 100 ms, doubling to
+				      * 2 s; past this the mount fails, or, once mounted, the calls waiting
+				      * for the connection fail (the context keeps trying); 0: io_timeout_ms,
+				      * else 30000 */
 };
 
 void pnfs_opts_init(struct pnfs_opts *opts);
@@ -90,6 +97,10 @@ typedef void (*pnfs_cb)(struct pnfs_context *ctx, int status, void *data, void *
 /* Connect to the MDS, set up the client and session (EXCHANGE_ID asking for the pNFS MDS role,
  * CREATE_SESSION with a backchannel on the same connection, RECLAIM_COMPLETE) and look up export
  * (NULL or "/": the server's root); relative paths of later calls start there.
+ * A server that refuses the connection, or loses it before the mount is done (one restarting, say),
+ * is tried again with backoff for up to connect_timeout_ms; then the mount fails with the last
+ * reason ("HOST:PORT: cannot connect for 30 s: Connection refused", -ECONNREFUSED). A host name
+ * that does not resolve fails at once. The error text of a failed mount names the server.
  * A context mounts once. */
 int pnfs_mount_async(struct pnfs_context *ctx, const char *host, int port, const char *export,
 		     pnfs_cb cb, void *private_data);

@@ -87,7 +87,9 @@ static void usage(FILE *f)
 		"  --device SPEC        iSCSI LUN URL, block device or file that may hold a volume (repeatable)\n"
 		"  --initiator IQN      iSCSI initiator name for the data path\n"
 		"  --io-timeout SECONDS give up on a SAN command (and its LUN's path) after this long, 30 by\n"
-		"                       default; the file's I/O then goes through the MDS\n"
+		"                       default; the file's I/O then goes through the MDS. Also how long\n"
+		"                       to keep trying to reach the MDS (a refused or lost connection is\n"
+		"                       tried again, 100 ms doubling to 2 s apart) before failing\n"
 		"  -q, --quiet          no progress display\n"
 		"  --progress           progress even when standard error is not a terminal\n"
 		"  --stats              print I/O counters (MDS bytes, direct bytes, layouts) at the end\n"
@@ -130,7 +132,15 @@ static struct pnfs_context *server_ctx(const struct pnfs_url *u)
 	}
 	rc = pnfs_mount(s->ctx, u->host, u->port, "/");
 	if (rc < 0) {
-		fprintf(stderr, "pnfs: %s:%d: %s\n", u->host, u->port, pnfs_get_error(s->ctx));
+		char where[300];
+		const char *err = pnfs_get_error(s->ctx);
+
+		/* The library's text names the server; say which one if it does not. */
+		snprintf(where, sizeof(where), "%s:%d", u->host, u->port);
+		if (strstr(err, where))
+			fprintf(stderr, "pnfs: %s\n", err);
+		else
+			fprintf(stderr, "pnfs: %s: %s\n", where, *err ? err : strerror(-rc));
 		pnfs_context_destroy(s->ctx);
 		s->ctx = NULL;
 		return NULL;
@@ -1225,9 +1235,13 @@ static int cmd_rm(int argc, char **argv)
 	int status = 0;
 	for (int i = 0; i < argc; i++) {
 		struct rpath r;
-		if (need_remote(argv[i], &r) < 0 || pnfs_unlink(r.ctx, r.u.path) < 0) {
-			if (r.ctx)
-				fprintf(stderr, "pnfs: %s\n", pnfs_get_error(r.ctx));
+		r.ctx = NULL;
+		if (need_remote(argv[i], &r) < 0) {
+			status = 1; /* said by remote() */
+			continue;
+		}
+		if (pnfs_unlink(r.ctx, r.u.path) < 0) {
+			fprintf(stderr, "pnfs: %s\n", pnfs_get_error(r.ctx));
 			status = 1;
 		}
 	}
@@ -1272,9 +1286,11 @@ static int cmd_mkdir(int argc, char **argv)
 			continue;
 		}
 		rc = o.parents ? mkdir_parents(r.ctx, r.u.path) : pnfs_mkdir(r.ctx, r.u.path, 0755);
-		if (rc < 0) {
-			fprintf(stderr, "pnfs: %s\n", rc == -ENOTDIR ? "a path component is not a directory"
-								: pnfs_get_error(r.ctx));
+		if (rc == -ENOTDIR && o.parents) {
+			fprintf(stderr, "pnfs: %s: a path component is not a directory\n", argv[i]);
+			status = 1;
+		} else if (rc < 0) {
+			fprintf(stderr, "pnfs: %s\n", pnfs_get_error(r.ctx));
 			status = 1;
 		}
 	}

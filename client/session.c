@@ -4,7 +4,9 @@
  * (BIND_CONN_TO_SESSION: in-flight calls replay from the server's reply cache); a dead session gets a
  * new one on the same client ID (state survives); a stale client ID means the server lost our state:
  * a new client ID, opens reclaimed, the writes layouts held uncommitted committed with LAYOUTCOMMIT
- * reclaim (the other layouts dropped), then RECLAIM_COMPLETE. */
+ * reclaim (the other layouts dropped), then RECLAIM_COMPLETE. A server that cannot be reached (at the
+ * mount too: refused, reset, lost before the session is set up) is tried again with backoff for the
+ * connect timeout, each try through the same setup. */
 #include "client/internal.h"
 
 #include <errno.h>
@@ -32,22 +34,78 @@ static void set_state(struct pnfs_context *ctx, enum pc_state s)
 	ctx->state = s;
 }
 
-/* Mount (first setup) failed: report it and stop. */
+/* Mount (first setup) failed: stop, and complete the mount call with err (ctx->err says why: every
+ * caller sets it, naming the server). */
 static void mount_failed(struct pnfs_context *ctx, int err)
 {
 	struct pc_call *call = ctx->mount_call;
 
 	set_state(ctx, PC_ST_FAILED);
 	pc_timer_cancel(ctx, &ctx->reconnect_timer);
+	pc_timer_cancel(ctx, &ctx->connect_deadline);
 	pc_timer_cancel(ctx, &ctx->setup_timer);
 	pc_conn_close(ctx);
 	ctx->mount_call = NULL;
+	ctx->mount_looking = 0;
 	pc_compounds_fail_all(ctx, err);
 	if (call)
 		pc_call_complete(call, err, NULL);
 }
 
+static void mount_failed_nomem(struct pnfs_context *ctx)
+{
+	mount_failed(ctx, pc_err(ctx, -ENOMEM, "%s:%d: out of memory", ctx->host, ctx->port));
+}
+
 /* ---- connecting ------------------------------------------------------------------------------ */
+
+/* Seconds for messages: "30", "2.5". */
+static const char *secs_str(unsigned ms, char *buf, size_t len)
+{
+	snprintf(buf, len, "%g", ms / 1000.0);
+	return buf;
+}
+
+/* Whether a failure to reach the server may go away by itself (a server restarting, a network
+ * blip), so that trying again is worth it. */
+static int conn_retriable(const struct pnfs_context *ctx, int err)
+{
+	if (ctx->conn_fatal)
+		return 0;
+	switch (-err) {
+	case ECONNREFUSED:
+	case ECONNRESET:
+	case ECONNABORTED:
+	case ETIMEDOUT:
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case ENETDOWN:
+	case EHOSTDOWN:
+	case EPIPE:
+	case ENOTCONN:
+	case EAGAIN:
+	case EADDRNOTAVAIL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Why the server could not be reached, for the error of whatever gives up: the last failure, or,
+ * with a try still under way, how far it got. */
+static const char *conn_reason(struct pnfs_context *ctx, char *buf, size_t len)
+{
+	if (ctx->conn.fd >= 0 && !ctx->conn.connected)
+		snprintf(buf, len, "%s%sno answer to the connection request yet", ctx->conn_why,
+			 ctx->conn_why[0] ? "; then " : "");
+	else if (ctx->conn.connected)
+		snprintf(buf, len, "%s%sno answer to %s yet", ctx->conn_why, ctx->conn_why[0] ? "; then " : "",
+			 ctx->state == PC_ST_EXCHANGE_ID || ctx->state == PC_ST_CREATE_SESSION || ctx->state == PC_ST_BIND
+				 ? state_name(ctx->state) : "the session setup");
+	else
+		snprintf(buf, len, "%s", ctx->conn_why[0] ? ctx->conn_why : "not connected");
+	return buf;
+}
 
 static void reconnect_fire(struct pnfs_context *ctx, struct pc_timer *t)
 {
@@ -56,19 +114,82 @@ static void reconnect_fire(struct pnfs_context *ctx, struct pc_timer *t)
 		pc_session_start(ctx);
 }
 
-/* Calls waiting for a connection longer than the timeout fail; the context keeps trying. */
+/* Calls waiting for a connection longer than the timeout fail; the context keeps trying. A server
+ * that answered nothing on a live connection is given the RPC timeout (from the call's submission);
+ * one that cannot be reached, the connect timeout from the first failure: past it, a new call gets
+ * one more try of its own (pc_submit reconnects at once), and fails with it. */
 static void expire_waiters(struct pnfs_context *ctx)
 {
 	int err = ctx->last_conn_err ? ctx->last_conn_err : -ETIMEDOUT;
-	char why[300];
+	char why[600], reason[400], secs[32];
 
-	if (ctx->server_silent)
+	if (ctx->server_silent) {
 		snprintf(why, sizeof(why), "no reply from %s:%d for %u ms", ctx->host, ctx->port,
 			 ctx->opts.timeout_ms);
-	else
-		snprintf(why, sizeof(why), "no connection to %s:%d for %u ms (%s)", ctx->host, ctx->port,
-			 ctx->opts.timeout_ms, strerror(-err));
-	pc_compounds_expire(ctx, ctx->opts.timeout_ms, err, why);
+		pc_compounds_expire(ctx, ctx->opts.timeout_ms, 0, err, why);
+		return;
+	}
+	snprintf(why, sizeof(why), "%s:%d: cannot connect for %s s: %s", ctx->host, ctx->port,
+		 secs_str(ctx->opts.connect_timeout_ms, secs, sizeof(secs)), conn_reason(ctx, reason, sizeof(reason)));
+	pc_compounds_expire(ctx, ctx->opts.connect_timeout_ms, ctx->connect_started_ms, err, why);
+}
+
+/* The connect timeout is over and no session is ready: a mount fails with the last reason; a
+ * mounted context fails the calls that waited that long (and goes on trying). */
+static void connect_deadline_fire(struct pnfs_context *ctx, struct pc_timer *t)
+{
+	char reason[400], secs[32];
+	int err = ctx->last_conn_err ? ctx->last_conn_err : -ETIMEDOUT;
+	(void)t;
+
+	if (ctx->state == PC_ST_READY || ctx->state == PC_ST_FAILED)
+		return;
+	if (ctx->mounted) {
+		expire_waiters(ctx);
+		return;
+	}
+	if (!ctx->mount_call)
+		return;
+	pc_err(ctx, err, "%s:%d: cannot connect for %s s: %s", ctx->host, ctx->port,
+	       secs_str(ctx->opts.connect_timeout_ms, secs, sizeof(secs)), conn_reason(ctx, reason, sizeof(reason)));
+	LOG_DEBUG("pnfs: %s", ctx->err);
+	mount_failed(ctx, err);
+}
+
+/* The server is not reached yet: from now on tries are bounded by the connect timeout. */
+static void connect_series_begin(struct pnfs_context *ctx)
+{
+	if (ctx->connect_started_ms)
+		return;
+	ctx->connect_started_ms = pc_now_ms();
+	ctx->connect_failures = 0;
+	ctx->connect_deadline.fn = connect_deadline_fire;
+	pc_timer_arm(ctx, &ctx->connect_deadline, ctx->opts.connect_timeout_ms);
+}
+
+/* A session is set up on the connection (CREATE_SESSION or BIND_CONN_TO_SESSION done): the server
+ * is reached. What follows (a reclaim, the mount's LOOKUP) is bounded by the RPC timeout. */
+static void connect_series_end(struct pnfs_context *ctx)
+{
+	ctx->connect_started_ms = 0;
+	ctx->connect_failures = 0;
+	ctx->last_conn_err = 0;
+	ctx->conn_why[0] = 0;
+	pc_timer_cancel(ctx, &ctx->connect_deadline);
+}
+
+/* The next try: at once after a connection of a mounted context was lost, then 100 ms doubling to
+ * 2 s. */
+static void reconnect_later(struct pnfs_context *ctx)
+{
+	unsigned n = ctx->connect_failures + (ctx->mounted ? 0 : 1);
+	uint64_t delay = n ? 100ull << (n - 1 < 5 ? n - 1 : 5) : 0;
+
+	if (delay > 2000)
+		delay = 2000;
+	ctx->connect_failures++;
+	ctx->reconnect_timer.fn = reconnect_fire;
+	pc_timer_arm(ctx, &ctx->reconnect_timer, delay);
 }
 
 void pc_session_start(struct pnfs_context *ctx)
@@ -80,8 +201,7 @@ void pc_session_start(struct pnfs_context *ctx)
 	pc_timer_cancel(ctx, &ctx->reconnect_timer);
 	if (ctx->state == PC_ST_NONE || ctx->state == PC_ST_FAILED)
 		set_state(ctx, PC_ST_CONNECTING);
-	if (!ctx->connect_started_ms)
-		ctx->connect_started_ms = pc_now_ms();
+	connect_series_begin(ctx);
 	rc = pc_conn_open(ctx);
 	if (rc < 0) {
 		ctx->last_conn_err = rc;
@@ -92,9 +212,8 @@ void pc_session_start(struct pnfs_context *ctx)
 
 void pc_session_conn_up(struct pnfs_context *ctx)
 {
-	ctx->connect_failures = 0;
-	ctx->connect_started_ms = 0;
-	ctx->last_conn_err = 0;
+	/* The server is not reached until a session is set up on this connection (connect_series_end):
+	 * a connection lost before that is one more failed try. */
 	ctx->server_silent = 0;
 	if (ctx->have_session)
 		send_bind(ctx);
@@ -106,28 +225,42 @@ void pc_session_conn_up(struct pnfs_context *ctx)
 
 void pc_session_conn_lost(struct pnfs_context *ctx, int err)
 {
-	uint64_t delay;
+	char secs[32];
 
 	pc_conn_close(ctx);
 	ctx->last_conn_err = err;
+	if (!ctx->conn_why[0])
+		pc_conn_why(ctx, "%s", strerror(-err));
 	if (!ctx->mounted) {
-		/* Nothing to keep alive yet: the mount fails with the reason. */
-		if (ctx->mount_call || ctx->state != PC_ST_FAILED)
-			mount_failed(ctx, err);
+		if (!ctx->mount_call && ctx->state == PC_ST_FAILED)
+			return;
+		connect_series_begin(ctx);
+		if (ctx->mount_call && conn_retriable(ctx, err) &&
+		    pc_now_ms() - ctx->connect_started_ms < ctx->opts.connect_timeout_ms) {
+			/* A server restarting, say: try again; setup starts over from where it got to. */
+			LOG_DEBUG("pnfs: %s:%d: %s; trying again", ctx->host, ctx->port, ctx->conn_why);
+			set_state(ctx, PC_ST_DOWN);
+			pc_timer_cancel(ctx, &ctx->setup_timer);
+			pc_compounds_conn_lost(ctx);
+			reconnect_later(ctx);
+			return;
+		}
+		if (conn_retriable(ctx, err))
+			pc_err(ctx, err, "%s:%d: cannot connect for %s s: %s", ctx->host, ctx->port,
+			       secs_str(ctx->opts.connect_timeout_ms, secs, sizeof(secs)), ctx->conn_why);
+		else
+			pc_err(ctx, err, "%s:%d: %s", ctx->host, ctx->port, ctx->conn_why);
+		mount_failed(ctx, err);
 		return;
 	}
 	if (ctx->state == PC_ST_FAILED)
 		return;
+	connect_series_begin(ctx);
 	set_state(ctx, PC_ST_DOWN);
 	pc_timer_cancel(ctx, &ctx->setup_timer);
 	pc_compounds_conn_lost(ctx);
 	expire_waiters(ctx);
-	delay = ctx->connect_failures ? 100ull << (ctx->connect_failures < 5 ? ctx->connect_failures : 5) : 0;
-	if (delay > 2000)
-		delay = 2000;
-	ctx->connect_failures++;
-	ctx->reconnect_timer.fn = reconnect_fire;
-	pc_timer_arm(ctx, &ctx->reconnect_timer, delay);
+	reconnect_later(ctx);
 }
 
 /* A setup step failed in a way a later try may fix (DELAY, resources): try again shortly. */
@@ -235,7 +368,7 @@ static void send_exchange_id(struct pnfs_context *ctx)
 	nfs_argop4 *op;
 
 	if (!c) {
-		mount_failed(ctx, -ENOMEM);
+		mount_failed_nomem(ctx);
 		return;
 	}
 	set_state(ctx, PC_ST_EXCHANGE_ID);
@@ -302,6 +435,7 @@ static void create_session_done(struct pc_compound *c)
 	memcpy(ctx->sessionid, ok->csr_sessionid, sizeof(ctx->sessionid));
 	ctx->create_seq++;
 	ctx->have_session = 1;
+	connect_series_end(ctx);
 	ctx->setup_delays = 0;
 	ctx->nslots = ok->csr_fore_chan_attrs.ca_maxrequests;
 	if (ctx->nslots > PC_MAX_SLOTS)
@@ -357,7 +491,7 @@ static void send_create_session(struct pnfs_context *ctx)
 	callback_sec_parms4 *sec;
 
 	if (!c) {
-		mount_failed(ctx, -ENOMEM);
+		mount_failed_nomem(ctx);
 		return;
 	}
 	set_state(ctx, PC_ST_CREATE_SESSION);
@@ -403,8 +537,10 @@ static void bind_done(struct pc_compound *c)
 	if (setup_stale(c))
 		goto out;
 	if (c->nfs_status == NFS4_OK && c->status == 0 && pc_res_op(c, OP_BIND_CONN_TO_SESSION)) {
-		if (state_change)
+		if (state_change) {
+			connect_series_end(ctx);
 			session_ready(ctx);
+		}
 		goto out;
 	}
 	if (!state_change) {
@@ -477,7 +613,7 @@ static void send_reclaim_complete(struct pnfs_context *ctx)
 	nfs_argop4 *op;
 
 	if (!c) {
-		mount_failed(ctx, -ENOMEM);
+		mount_failed_nomem(ctx);
 		return;
 	}
 	c->setup = 1;
@@ -502,10 +638,11 @@ static void mount_lookup(struct pnfs_context *ctx);
 static void session_ready(struct pnfs_context *ctx)
 {
 	set_state(ctx, PC_ST_READY);
+	connect_series_end(ctx);
 	ctx->setup_delays = 0;
 	ctx->last_seq_ms = pc_now_ms();
 	lease_arm(ctx);
-	if (!ctx->mounted && ctx->mount_call)
+	if (!ctx->mounted && ctx->mount_call && !ctx->mount_looking)
 		mount_lookup(ctx);
 	pc_compounds_kick(ctx);
 }
@@ -653,6 +790,7 @@ static void mount_lookup_done(struct pc_compound *c)
 	struct proto_fattr fa;
 	int rc = c->status;
 
+	ctx->mount_looking = 0;
 	if (!call)
 		goto out;
 	if (rc < 0) {
@@ -722,7 +860,7 @@ static void mount_lookup(struct pnfs_context *ctx)
 	int n;
 
 	if (!c) {
-		mount_failed(ctx, -ENOMEM);
+		mount_failed_nomem(ctx);
 		return;
 	}
 	c->done = mount_lookup_done;
@@ -730,7 +868,7 @@ static void mount_lookup(struct pnfs_context *ctx)
 	n = pc_path_split(c, ctx->export, comp, PC_PATH_MAX_DEPTH);
 	if (n < 0) {
 		pc_compound_free(c);
-		mount_failed(ctx, pc_err(ctx, n, "bad export path %s", ctx->export));
+		mount_failed(ctx, pc_err(ctx, n, "%s:%d: bad export path %s", ctx->host, ctx->port, ctx->export));
 		return;
 	}
 	for (int i = 0; i < n; i++) {
@@ -741,6 +879,7 @@ static void mount_lookup(struct pnfs_context *ctx)
 	}
 	pc_add_getfh(c);
 	pc_add_getattr(c, &pc_attrs_fs);
+	ctx->mount_looking = 1;
 	pc_submit(c);
 }
 
@@ -785,6 +924,7 @@ static void umount_finish(struct umount_call *u)
 	ctx->state = PC_ST_FAILED;
 	pc_timer_cancel(ctx, &ctx->lease_timer);
 	pc_timer_cancel(ctx, &ctx->reconnect_timer);
+	pc_timer_cancel(ctx, &ctx->connect_deadline);
 	pc_timer_cancel(ctx, &ctx->setup_timer);
 	pc_timer_cancel(ctx, &ctx->watchdog);
 	pc_conn_close(ctx);

@@ -309,6 +309,113 @@ static void test_mds_restart_mid_copy(void)
 	free(back);
 }
 
+/* How a copy meets a server restart at its very start. */
+enum { KILLED_AFTER_MS, DOWN_AT_START };
+
+/* pnfs cp from a local file into the pool starts while pnfs-mds goes away: killed with SIGKILL a few
+ * milliseconds after the copy started (while it connects, sets up its session, mounts or opens)
+ * and started again at once on the same port and pool, or not running when the copy starts and
+ * back half a second later. Either way the copy tries the server again until it answers, exits 0
+ * without a word, and another client reads the source's bytes from the file. */
+static void copy_meets_restart(struct test_lab *lab, struct test_mds *m, int how, unsigned delay_ms,
+			       const char *name)
+{
+	const size_t total = 24 * MIB + 4097;
+	char *buf = malloc(total), *back = malloc(total), src[300], ef[300], dst[300], opts[2048], errtxt[8192] = "";
+	const char *urls[LAB_MAX_LUNS];
+	struct pnfs_context *ctx;
+	struct pnfs_opts o;
+	struct pnfs_fh *fh;
+	int status = -1, n;
+	pid_t pid;
+
+	snprintf(src, sizeof(src), "/dev/shm/pnfs-durable.%d.%s.src", (int)getpid(), name);
+	snprintf(ef, sizeof(ef), "/dev/shm/pnfs-durable.%d.%s.err", (int)getpid(), name);
+	snprintf(dst, sizeof(dst), "pnfs://127.0.0.1:%d/%s", m->port, name);
+	test_fill_random(buf, total, 380 + delay_ms);
+	CU_ASSERT_EQUAL_FATAL(ct_write_file(src, buf, total), 0);
+	n = snprintf(opts, sizeof(opts), "--initiator iqn.2024-01.test.pnfs:durable-h");
+	for (int i = 0; i < lab->nluns; i++)
+		n += snprintf(opts + n, sizeof(opts) - (size_t)n, " --device '%s'", lab->urls[i]);
+	CU_ASSERT_FATAL((size_t)n < sizeof(opts));
+	if (how == DOWN_AT_START)
+		CU_ASSERT_EQUAL(tmds_stop(m, SIGKILL), 128 + SIGKILL);
+	pid = ct_cp_start(opts, src, dst, ef);
+	CU_ASSERT_FATAL(pid > 0);
+	usleep(delay_ms * 1000);
+	if (how == KILLED_AFTER_MS)
+		CU_ASSERT_EQUAL(tmds_stop(m, SIGKILL), 128 + SIGKILL);
+	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
+	if (ct_cp_wait(pid, 0, 90, &status, ef, errtxt, sizeof(errtxt)) != 0)
+		CU_FAIL("pnfs cp did not end within 90 s of the server's restart");
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CU_ASSERT_STRING_EQUAL(errtxt, "");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || errtxt[0])
+		fprintf(stderr, "\n  pnfs cp (%s) said: %s\n", name, errtxt);
+	pnfs_opts_init(&o);
+	for (int i = 0; i < lab->nluns; i++)
+		urls[i] = lab->urls[i];
+	o.devices = urls;
+	o.ndevices = (unsigned)lab->nluns;
+	o.initiator_name = "iqn.2024-01.test.pnfs:durable-i";
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", m->port, "/"), 0);
+	snprintf(dst, sizeof(dst), "/%s", name);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, dst, O_RDONLY, 0, &fh), 0);
+	memset(back, 0, total);
+	CU_ASSERT_EQUAL(pnfs_pread(ctx, fh, back, total + 1, 0), (ssize_t)total);
+	CU_ASSERT(memcmp(back, buf, total) == 0);
+	pnfs_close(ctx, fh);
+	CU_ASSERT_EQUAL(pnfs_unlink(ctx, dst), 0); /* room for the next copy */
+	pnfs_umount(ctx);
+	pnfs_context_destroy(ctx);
+	unlink(src);
+	unlink(ef);
+	free(buf);
+	free(back);
+}
+
+static void restart_rig_up(struct test_lab **lab, struct test_mds **m)
+{
+	struct lab_opts ram = { .ram = 1 };
+
+	*lab = lab_up(2, "160M", &ram);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(*lab);
+	*m = tmds_new(*lab, NULL, "--lease-time 10 --grace-time 4");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(*m);
+	CU_ASSERT_EQUAL_FATAL(tmds_start(*m), 0);
+}
+
+/* Killed at once, and some milliseconds into the copy: before its connection, during its session
+ * setup or its mount, during its first calls (where each delay lands depends on the machine's
+ * speed; together they cover the start). */
+static void test_mds_killed_as_copy_starts(void)
+{
+	static const unsigned after_ms[] = { 0, 2, 4, 6, 8, 10, 14, 20, 30, 50 };
+	struct test_lab *lab;
+	struct test_mds *m;
+	char name[32];
+
+	restart_rig_up(&lab, &m);
+	for (unsigned i = 0; i < sizeof(after_ms) / sizeof(after_ms[0]); i++) {
+		snprintf(name, sizeof(name), "killed-%ums", after_ms[i]);
+		copy_meets_restart(lab, m, KILLED_AFTER_MS, after_ms[i], name);
+	}
+	tmds_free(m);
+	lab_down(lab);
+}
+
+static void test_mds_down_when_copy_starts(void)
+{
+	struct test_lab *lab;
+	struct test_mds *m;
+
+	restart_rig_up(&lab, &m);
+	copy_meets_restart(lab, m, DOWN_AT_START, 500, "down-at-start");
+	tmds_free(m);
+	lab_down(lab);
+}
+
 /* pnfs-mds is killed (SIGKILL) and started again after 8 MiB were written through a SCSI layout and
  * before any LAYOUTCOMMIT. The restarted server removed the client's key from the LUNs, knows no
  * layout and has a new ID for its device; it holds the blocks it gave out for the file through its
@@ -580,6 +687,8 @@ TEST_SUITE(client_durable, "integration/client_durable", NULL, NULL,
 	   { "flush_failure", test_flush_failure },
 	   { "san_path_lost", test_san_path_lost },
 	   { "mds_restart_mid_copy", test_mds_restart_mid_copy },
+	   { "mds_killed_as_copy_starts", test_mds_killed_as_copy_starts },
+	   { "mds_down_when_copy_starts", test_mds_down_when_copy_starts },
 	   { "layout_reclaim", test_layout_reclaim },
 	   { "layout_reclaim_after_conflict", test_layout_reclaim_after_conflict },
 	   { "layout_reclaim_after_flush_conflict", test_layout_reclaim_after_flush_conflict },
