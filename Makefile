@@ -35,7 +35,7 @@ PROG_pnfs         := client/pnfs_main.c
 PROG_pnfs-extents := tools/extents_main.c
 PROG_pnfs-admin   := tools/admin_main.c
 PROGRAMS := $(foreach p,blkmap pnfs-mds pnfs pnfs-extents pnfs-admin,$(if $(wildcard $(PROG_$(p))),$(p)))
-SCRIPTS  := san-lab
+SCRIPTS  := san-lab vm-lab
 
 # XDR: every proto/*.x compiles with rpcgen into $(BUILD)/gen/<name>.h and <name>_xdr.c
 XDR_SRCS := $(wildcard proto/*.x)
@@ -61,7 +61,7 @@ LINK_tools  := $(LIB_tools) $(LIB_client) $(LIB_mds) $(LINK_blkmap)
 LINK_all    := $(LIB_tools) $(LIB_client) $(LIB_mds) $(LINK_blkmap)
 
 # Tests: every tests/<part>/*.c goes into one CUnit runner; fuzz targets and benchmarks are apart.
-TEST_SRCS  := tests/harness.c tests/lab.c $(wildcard $(addprefix tests/,$(addsuffix /*.c,$(PARTS) integration)))
+TEST_SRCS  := tests/harness.c tests/lab.c $(wildcard $(addprefix tests/,$(addsuffix /*.c,$(PARTS) integration kernel)))
 TEST_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_RUNNER := $(BUILD)/bin/pnfs-tests
 BENCH_LIB  := tests/bench/benchlab.c
@@ -159,6 +159,10 @@ $(addprefix $(BUILD)/bin/,$(PROGRAMS)):
 $(BUILD)/bin/san-lab: tools/san-lab VERSION
 	@mkdir -p $(dir $@)
 	sed 's/^SAN_LAB_VERSION=.*/SAN_LAB_VERSION=$(VERSION)/' $< > $@ && chmod 755 $@
+
+$(BUILD)/bin/vm-lab: tools/vm-lab VERSION
+	@mkdir -p $(dir $@)
+	sed 's/^VM_LAB_VERSION=.*/VM_LAB_VERSION=$(VERSION)/' $< > $@ && chmod 755 $@
 
 # The version for the C programs: rewritten only when VERSION says something new.
 $(BUILD)/gen/version.h: VERSION

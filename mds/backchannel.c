@@ -39,6 +39,7 @@ static void call_free(struct mds_cb_call *call)
 }
 
 static void send_next(struct mds_server *srv, struct mds_session *s);
+static void probe_seq_done(struct mds_server *srv, int status, const CB_COMPOUND4res *res, void *arg);
 
 /* Complete a call: unregister, notify, free; then let the next queued call use the slot. */
 static void complete(struct mds_cb_call *call, int status, const CB_COMPOUND4res *res)
@@ -324,9 +325,13 @@ void mds_cb_reply(struct mds_conn *conn, uint32_t xid, const void *rec, size_t l
 			s->cb_seqid = call->seqid + 1;
 		} else {
 			/* The slot was not used (a client may not know the session yet, or is busy):
-			 * the call failed, the path itself works. */
-			LOG_WARN("backchannel call %08x: CB_SEQUENCE answered %s", xid,
-				 proto_nfsstat4_name(sr->csr_status));
+			 * the call failed, the path itself works. The probe says so itself. */
+			if (call->done == probe_seq_done)
+				LOG_DEBUG("backchannel call %08x: CB_SEQUENCE answered %s", xid,
+					  proto_nfsstat4_name(sr->csr_status));
+			else
+				LOG_WARN("backchannel call %08x: CB_SEQUENCE answered %s", xid,
+					 proto_nfsstat4_name(sr->csr_status));
 		}
 	} else if (s) {
 		s->cb_fault = 1;
@@ -382,18 +387,64 @@ void mds_cb_fail_conn(struct mds_server *srv, struct mds_conn *conn)
 	} while (n == 64);
 }
 
-static void probe_seq_done(struct mds_server *srv, int status, const CB_COMPOUND4res *res, void *arg)
-{
-	(void)srv;
-	(void)arg;
-	if (status == 0 && res && res->status != NFS4_OK)
-		LOG_WARN("backchannel probe: CB_SEQUENCE answered %s", proto_nfsstat4_name(res->status));
-}
+/* The probe: CB_NULL, then an empty CB_COMPOUND [CB_SEQUENCE]. A client may answer the
+ * CB_SEQUENCE with NFS4ERR_BADSESSION (or DELAY) for a moment after CREATE_SESSION: Linux
+ * matches a callback's session only once the client record it set up is marked ready, which
+ * happens after the mount's EXCHANGE_ID/CREATE_SESSION replies are processed. So a probe so
+ * answered is tried again, 250 ms doubling, for about 8 s before the path is called faulty. */
+#define PROBE_TRIES 6
 
 struct probe {
 	struct mds_server *srv;
 	unsigned char sessid[NFS4_SESSIONID_SIZE];
+	int tries;
 };
+
+static int64_t probe_seq_start(struct mds_loop *loop, uint64_t id, void *arg);
+
+static int probe_retryable(nfsstat4 st)
+{
+	return st == NFS4ERR_BADSESSION || st == NFS4ERR_DELAY;
+}
+
+static void probe_seq_done(struct mds_server *srv, int status, const CB_COMPOUND4res *res, void *arg)
+{
+	struct probe *p = arg;
+	struct mds_session *s = mds_session_find(srv, p->sessid);
+
+	if (!s || status || !res || res->status == NFS4_OK) {
+		free(p);
+		return;
+	}
+	if (probe_retryable(res->status) && p->tries < PROBE_TRIES) {
+		int64_t delay = 250LL << p->tries;
+		LOG_DEBUG("backchannel probe: CB_SEQUENCE answered %s; again in %lld ms",
+			  proto_nfsstat4_name(res->status), (long long)delay);
+		p->tries++;
+		if (mds_loop_add_timer(srv->loop, delay, probe_seq_start, p))
+			return;
+	}
+	LOG_WARN("backchannel probe to session %02x%02x%02x%02x: CB_SEQUENCE answered %s%s",
+		 s->id[8], s->id[9], s->id[10], s->id[11], proto_nfsstat4_name(res->status),
+		 p->tries ? " every time for 8 s" : "");
+	s->cb_fault = 1;
+	free(p);
+}
+
+static int64_t probe_seq_start(struct mds_loop *loop, uint64_t id, void *arg)
+{
+	struct probe *p = arg;
+	struct mds_session *s = mds_session_find(p->srv, p->sessid);
+	(void)loop;
+	(void)id;
+
+	if (!s || mds_cb_compound(p->srv, s, NULL, 0, probe_seq_done, p) != 0) {
+		if (s)
+			s->cb_fault = 1;
+		free(p);
+	}
+	return MDS_TIMER_STOP;
+}
 
 static void probe_null_done(struct mds_server *srv, int status, const CB_COMPOUND4res *res, void *arg)
 {
@@ -401,17 +452,21 @@ static void probe_null_done(struct mds_server *srv, int status, const CB_COMPOUN
 	struct mds_session *s = mds_session_find(srv, p->sessid);
 	(void)res;
 
-	free(p);
-	if (!s)
+	if (!s) {
+		free(p);
 		return;
+	}
 	if (status) {
 		LOG_WARN("session %02x%02x%02x%02x: backchannel does not answer CB_NULL (%d)", s->id[8], s->id[9],
 			 s->id[10], s->id[11], status);
 		s->cb_fault = 1;
+		free(p);
 		return;
 	}
-	if (mds_cb_compound(srv, s, NULL, 0, probe_seq_done, NULL) != 0)
+	if (mds_cb_compound(srv, s, NULL, 0, probe_seq_done, p) != 0) {
 		s->cb_fault = 1;
+		free(p);
+	}
 }
 
 /* The probe starts from the loop, after the reply that set up the backchannel is queued: a
@@ -436,6 +491,7 @@ void mds_cb_probe(struct mds_server *srv, struct mds_session *s)
 	if (!p)
 		return;
 	p->srv = srv;
+	p->tries = 0;
 	memcpy(p->sessid, s->id, NFS4_SESSIONID_SIZE);
 	if (!mds_loop_add_timer(srv->loop, 0, probe_start, p))
 		free(p);

@@ -156,6 +156,11 @@ char *mds_metrics_text(struct mds_server *srv)
 	counter(&b, "pnfs_mds_net_sent_bytes_total",
 		"Bytes written to NFS client connections (replies, callbacks, data of MDS-path READs).",
 		srv->net_bytes_sent);
+	counter(&b, "pnfs_mds_data_reads_total", "READs answered through the MDS (clients without a layout for the range).",
+		srv->data_reads);
+	counter(&b, "pnfs_mds_data_read_bytes_total", "File bytes those READs returned.", srv->data_read_bytes);
+	counter(&b, "pnfs_mds_data_writes_total", "WRITEs done through the MDS.", srv->data_writes);
+	counter(&b, "pnfs_mds_data_written_bytes_total", "File bytes those WRITEs wrote.", srv->data_written_bytes);
 	counter(&b, "pnfs_mds_fenced_clients_total", "Clients fenced by PREEMPT AND ABORT of their key.", s->fenced);
 	counter(&b, "pnfs_mds_fence_failures_total", "Fencing attempts that failed on some LUN (retried).",
 		s->fence_failures);

@@ -42,7 +42,12 @@ MDS_OP(read)
 	/* An open already checked the mode bits; I/O without one is checked here. */
 	if (!st && !mds_may(&c->cred, &ino, MDS_MAY_READ) && c->cred.uid != ino.uid)
 		return NFS4ERR_ACCESS;
-	return mds_data_read(c, ino.fileid, a->offset, a->count, ok);
+	s = mds_data_read(c, ino.fileid, a->offset, a->count, ok);
+	if (s == NFS4_OK) {
+		c->srv->data_reads++;
+		c->srv->data_read_bytes += ok->data.data_len;
+	}
+	return s;
 }
 
 MDS_OP(write)
@@ -73,7 +78,12 @@ MDS_OP(write)
 		if (s)
 			return s;
 	}
-	return mds_data_write(c, ino.fileid, a->offset, a->data.data_val, a->data.data_len, a->stable, ok);
+	s = mds_data_write(c, ino.fileid, a->offset, a->data.data_val, a->data.data_len, a->stable, ok);
+	if (s == NFS4_OK) {
+		c->srv->data_writes++;
+		c->srv->data_written_bytes += ok->count;
+	}
+	return s;
 }
 
 MDS_OP(commit)

@@ -274,6 +274,9 @@ struct mds_server {
 	uint64_t next_conn_id;
 	uint64_t net_bytes_received;     /* every byte read from / written to client sockets */
 	uint64_t net_bytes_sent;
+	/* MDS-path file data: READs and WRITEs answered, and their payload bytes. */
+	uint64_t data_reads, data_read_bytes;
+	uint64_t data_writes, data_written_bytes;
 	/* Pool. */
 	struct mds_store *store;
 	struct mds_pool *pool;
