@@ -29,6 +29,9 @@ const struct mds_config_key mds_config_keys[] = {
 	{ "max-record", "BYTES", "largest RPC record accepted (default 2097152; K/M suffixes)" },
 	{ "slots", "N", "most fore-channel slots per session (default 64, 1..1024)" },
 	{ "max-connections", "N", "most client connections at once (default 1024)" },
+	{ "login-timeout", "SECONDS",
+	  "drop a connection that set up no session on it (CREATE_SESSION, SEQUENCE or BIND_CONN_TO_SESSION) "
+	  "within this (default 30, 0..3600; 0: never)" },
 	{ "scsi-layouts", "yes|no",
 	  "offer SCSI layouts (RFC 8154): register on every LUN and hold an EXCLUSIVE ACCESS - REGISTRANTS "
 	  "ONLY reservation so that clients can be fenced (default yes; no: block-volume layouts only, LUNs "
@@ -52,6 +55,7 @@ void mds_config_defaults(struct mds_config *cfg)
 	cfg->max_record_bytes = MDS_DEFAULT_MAX_RECORD_BYTES;
 	cfg->max_slots = MDS_DEFAULT_SLOTS;
 	cfg->max_connections = 1024;
+	cfg->login_timeout_s = MDS_DEFAULT_LOGIN_TIMEOUT_S;
 	cfg->scsi_layouts = 1;
 	cfg->metrics_port = 0;
 	/* The lab default: this host only, read-write, root not squashed. The first `export` key
@@ -189,6 +193,11 @@ int mds_config_set(struct mds_config *cfg, const char *key, const char *value, c
 		rc = parse_num(value, 1, 65536, 0, &n);
 		if (!rc)
 			cfg->max_connections = (uint32_t)n;
+	} else if (!strcmp(key, "login-timeout")) {
+		expect = "seconds, 0..3600 (0: never)";
+		rc = parse_num(value, 0, 3600, 0, &n);
+		if (!rc)
+			cfg->login_timeout_s = (uint32_t)n;
 	} else if (!strcmp(key, "scsi-layouts")) {
 		expect = "yes or no";
 		rc = parse_bool(value, &cfg->scsi_layouts);

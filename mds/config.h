@@ -13,6 +13,7 @@
 #define MDS_DEFAULT_LEASE_S 90
 #define MDS_DEFAULT_MAX_RECORD_BYTES (2u << 20)
 #define MDS_DEFAULT_SLOTS 64
+#define MDS_DEFAULT_LOGIN_TIMEOUT_S 30
 #define MDS_CONFIG_PATH_MAX 1024
 
 struct mds_config {
@@ -30,6 +31,7 @@ struct mds_config {
 	uint32_t max_record_bytes;          /* largest RPC record accepted; larger closes the connection */
 	uint32_t max_slots;                 /* fore channel slots per session at most */
 	uint32_t max_connections;
+	uint32_t login_timeout_s;           /* a connection without a session by then is dropped; 0: never */
 	struct mds_exports exports;
 	int exports_set;                    /* some `export` key was given (else the default rule) */
 	int scsi_layouts;                   /* offer SCSI layouts: fence with persistent reservations */

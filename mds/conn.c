@@ -1,6 +1,8 @@
 /* Client connections: non-blocking sockets on the loop, RPC record reassembly with a size cap,
  * and an output queue per connection. A slow reader only fills its own queue (and stops being
- * read past a limit); garbage or a disconnect closes only that connection. */
+ * read past a limit); garbage or a disconnect closes only that connection. A connection gets
+ * login-timeout to set up a session on it; one that has none by then (silent, stuck inside a
+ * record, or only pinging) is dropped, so idle sockets cannot hold max-connections' slots. */
 #include "mds/server.h"
 
 #include "proto/log.h"
@@ -48,6 +50,12 @@ void mds_conn_close(struct mds_conn *conn, const char *why)
 		return;
 	LOG_DEBUG("connection %llu from %s closed: %s", (unsigned long long)conn->id, conn->peer_str, why);
 	conn->dead = 1;
+	if (conn->login_timer) {
+		mds_loop_del_timer(srv->loop, conn->login_timer);
+		conn->login_timer = 0;
+	}
+	if (!conn->established)
+		srv->nconns_unestablished--;
 	mds_loop_del_fd(srv->loop, conn->fd, MDS_EV_READ | MDS_EV_WRITE);
 	close(conn->fd);
 	conn->fd = -1;
@@ -199,7 +207,11 @@ static int feed(struct mds_conn *conn, const unsigned char *p, size_t n)
 			return (int)used;
 		p += used;
 		n -= (size_t)used;
+		conn->partial_bytes += (uint64_t)used;
 		while (proto_rm_take(&conn->rr, &rec, &rlen) == 1) {
+			/* The feed stopped at the record's end: nothing of the next one is in yet. */
+			conn->partial_bytes = 0;
+			conn->records_in++;
 			mds_rpc_record(conn, rec, rlen);
 			free(rec);
 			if (conn->dead)
@@ -239,6 +251,7 @@ static void conn_read(struct mds_conn *conn)
 			return;
 		}
 		conn->srv->net_bytes_received += (uint64_t)n;
+		conn->bytes_in += (uint64_t)n;
 		mds_conn_get(conn);
 		rc = feed(conn, buf, (size_t)n);
 		if (rc < 0 && !conn->dead) {
@@ -274,11 +287,73 @@ static void conn_io(struct mds_loop *loop, int fd, int events, void *arg)
 	mds_conn_put(conn);
 }
 
+void mds_sockaddr_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s = (const struct sockaddr_in *)ss;
+		inet_ntop(AF_INET, &s->sin_addr, addr, sizeof(addr));
+		snprintf(buf, len, "%s:%d", addr, ntohs(s->sin_port));
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)ss;
+		inet_ntop(AF_INET6, &s->sin6_addr, addr, sizeof(addr));
+		snprintf(buf, len, "[%s]:%d", addr, ntohs(s->sin6_port));
+	} else {
+		snprintf(buf, len, "?:0");
+	}
+}
+
+void mds_conn_established(struct mds_conn *conn)
+{
+	if (conn->established || conn->dead)
+		return;
+	conn->established = 1;
+	conn->srv->nconns_unestablished--;
+	if (conn->login_timer) {
+		mds_loop_del_timer(conn->srv->loop, conn->login_timer);
+		conn->login_timer = 0;
+	}
+}
+
+/* What the connection sent before its login time ran out, for the log. */
+static void login_what(const struct mds_conn *conn, char *buf, size_t len)
+{
+	unsigned long long bytes = (unsigned long long)conn->bytes_in, recs = (unsigned long long)conn->records_in;
+
+	if (!bytes)
+		snprintf(buf, len, "sent nothing");
+	else if (!recs)
+		snprintf(buf, len, "sent %llu bytes, part of a record", bytes);
+	else if (conn->partial_bytes)
+		snprintf(buf, len, "sent %llu bytes: %llu record%s and part of another", bytes, recs, recs == 1 ? "" : "s");
+	else
+		snprintf(buf, len, "sent %llu bytes in %llu record%s, none set up a session", bytes, recs,
+			 recs == 1 ? "" : "s");
+}
+
+static int64_t login_expired(struct mds_loop *loop, uint64_t id, void *arg)
+{
+	struct mds_conn *conn = arg;
+	char what[128];
+	(void)loop;
+	(void)id;
+
+	conn->login_timer = 0; /* this firing ends it */
+	if (conn->dead || conn->established)
+		return MDS_TIMER_STOP;
+	login_what(conn, what, sizeof(what));
+	LOG_WARN("dropping connection from %s: no session after %u s (%s)", conn->peer_str,
+		 conn->srv->cfg.login_timeout_s, what);
+	conn->srv->login_timeouts++;
+	mds_conn_close(conn, "login timeout");
+	return MDS_TIMER_STOP;
+}
+
 int mds_conn_accept(struct mds_server *srv, int fd, const struct sockaddr_storage *peer)
 {
 	struct mds_conn *conn = calloc(1, sizeof(*conn));
-	char addr[INET6_ADDRSTRLEN] = "?";
-	int one = 1, port = 0;
+	int one = 1;
 
 	if (!conn) {
 		close(fd);
@@ -290,22 +365,22 @@ int mds_conn_accept(struct mds_server *srv, int fd, const struct sockaddr_storag
 	conn->id = ++srv->next_conn_id;
 	conn->peer = *peer;
 	conn->refs = 1;
-	if (peer->ss_family == AF_INET) {
-		const struct sockaddr_in *s = (const struct sockaddr_in *)peer;
-		inet_ntop(AF_INET, &s->sin_addr, addr, sizeof(addr));
-		port = ntohs(s->sin_port);
-	} else if (peer->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)peer;
-		inet_ntop(AF_INET6, &s->sin6_addr, addr, sizeof(addr));
-		port = ntohs(s->sin6_port);
-	}
-	snprintf(conn->peer_str, sizeof(conn->peer_str), "%s:%d", addr, port);
+	mds_sockaddr_str(peer, conn->peer_str, sizeof(conn->peer_str));
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	conn->next = srv->conns;
 	if (srv->conns)
 		srv->conns->prev = conn;
 	srv->conns = conn;
 	srv->nconns++;
+	srv->nconns_unestablished++;
+	if (srv->cfg.login_timeout_s) {
+		conn->login_timer = mds_loop_add_timer(srv->loop, (int64_t)srv->cfg.login_timeout_s * 1000,
+						       login_expired, conn);
+		if (!conn->login_timer) {
+			mds_conn_close(conn, "out of memory for its login timer");
+			return -ENOMEM;
+		}
+	}
 	if (mds_loop_add_fd(srv->loop, fd, MDS_EV_READ, conn_io, conn) != 0) {
 		mds_conn_close(conn, "cannot watch socket");
 		return -EIO;

@@ -1,8 +1,8 @@
 /* Metrics in Prometheus' text exposition format on an optional HTTP port bound to 127.0.0.1
  * (metrics-port): layouts granted, recalled, returned and revoked, committed bytes, fenced clients,
- * and a few gauges (layout stateids, clients, pool space). A tiny HTTP/1.0 responder on the
- * server's own loop: one request per connection, answered and closed; a connection that does not
- * send its request within a few seconds is dropped. */
+ * connections dropped or refused, and a few gauges (layout stateids, clients, connections, pool
+ * space). A tiny HTTP/1.0 responder on the server's own loop: one request per connection, answered
+ * and closed; a connection that does not send its request within a few seconds is dropped. */
 #include "mds/layout_int.h"
 
 #include "blkmap/blkmap.h"
@@ -161,6 +161,11 @@ char *mds_metrics_text(struct mds_server *srv)
 	counter(&b, "pnfs_mds_data_read_bytes_total", "File bytes those READs returned.", srv->data_read_bytes);
 	counter(&b, "pnfs_mds_data_writes_total", "WRITEs done through the MDS.", srv->data_writes);
 	counter(&b, "pnfs_mds_data_written_bytes_total", "File bytes those WRITEs wrote.", srv->data_written_bytes);
+	counter(&b, "pnfs_mds_conn_login_timeouts_total",
+		"Connections dropped for having no session after login-timeout (silent, part of a record, pings only).",
+		srv->login_timeouts);
+	counter(&b, "pnfs_mds_conns_refused_total",
+		"Connections refused at accept (max-connections reached, or shutting down).", srv->conns_refused);
 	counter(&b, "pnfs_mds_fenced_clients_total", "Clients fenced by PREEMPT AND ABORT of their key.", s->fenced);
 	counter(&b, "pnfs_mds_fence_failures_total", "Fencing attempts that failed on some LUN (retried).",
 		s->fence_failures);
@@ -172,6 +177,10 @@ char *mds_metrics_text(struct mds_server *srv)
 	gauge(&b, "pnfs_mds_layout_stateids", "Layout stateids held (revoked ones included).", lo->nstates);
 	gauge(&b, "pnfs_mds_layout_recalls_outstanding", "Recalls not yet answered by a return.", nrecalls);
 	gauge(&b, "pnfs_mds_clients", "NFSv4.1 clients known.", clients);
+	gauge(&b, "pnfs_mds_conns", "Client connections open (max-connections caps them).", srv->nconns);
+	gauge(&b, "pnfs_mds_conns_unestablished",
+	      "Client connections with no session on them yet (dropped after login-timeout).",
+	      srv->nconns_unestablished);
 	gauge(&b, "pnfs_mds_scsi_fencing", "1 while our persistent reservation holds every LUN.",
 	      mds_fence_active(lo->fence) ? 1 : 0);
 	lun_metrics(&b, srv);

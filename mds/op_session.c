@@ -243,6 +243,8 @@ MDS_OP(create_session)
 		if (a->csa_sequence + 1 == clp->cs_seq && clp->cs_cached) {
 			/* A retry of the last CREATE_SESSION: the same answer (RFC 8881 §18.36.4). */
 			*r = clp->cs_res;
+			if (r->csr_status == NFS4_OK)
+				mds_conn_established(c->conn);
 			return r->csr_status;
 		}
 		if (a->csa_sequence != clp->cs_seq)
@@ -286,6 +288,7 @@ MDS_OP(create_session)
 	if (!s)
 		return NFS4ERR_RESOURCE;
 	mds_session_bind_conn(s, c->conn);
+	mds_conn_established(c->conn);
 	s->minorversion = c->minorversion;
 	s->cb_program = a->csa_cb_program;
 	set_cb_sec(s, a->csa_sec_parms.csa_sec_parms_val, a->csa_sec_parms.csa_sec_parms_len);
@@ -356,6 +359,7 @@ static nfsstat4 replay(struct mds_compound *c, struct mds_slot *slot)
 	if (!slot->cached_full || !slot->reply)
 		return NFS4ERR_RETRY_UNCACHED_REP;
 	mds_rpc_reply_success(c->conn, c->xid, slot->reply, slot->reply_len);
+	mds_conn_established(c->conn); /* a retry on a new connection of the session's */
 	c->replayed = 1;
 	return NFS4_OK;
 }
@@ -408,6 +412,7 @@ MDS_OP(sequence)
 	mds_client_renew(c->srv, s->clp);
 	/* No state protection is enforced, so a SEQUENCE binds its connection (RFC 8881 §2.10.5). */
 	mds_session_bind_conn(s, c->conn);
+	mds_conn_established(c->conn);
 	memcpy(ok->sr_sessionid, s->id, NFS4_SESSIONID_SIZE);
 	ok->sr_sequenceid = a->sa_sequenceid;
 	ok->sr_slotid = a->sa_slotid;
@@ -449,6 +454,7 @@ MDS_OP(bind_conn_to_session)
 	memcpy(ok->bctsr_sessid, s->id, NFS4_SESSIONID_SIZE);
 	ok->bctsr_dir = fore && back ? CDFS4_BOTH : fore ? CDFS4_FORE : CDFS4_BACK;
 	ok->bctsr_use_conn_in_rdma_mode = FALSE;
+	mds_conn_established(c->conn);
 	mds_client_renew(c->srv, s->clp);
 	if (back)
 		mds_cb_probe(c->srv, s);

@@ -44,7 +44,15 @@ static void on_accept(struct mds_loop *loop, int fd, int events, void *arg)
 			return;
 		}
 		if (srv->stopping || srv->nconns >= srv->cfg.max_connections) {
-			LOG_WARN("refusing a connection: %s", srv->stopping ? "shutting down" : "too many connections");
+			char who[80];
+			mds_sockaddr_str(&peer, who, sizeof(who));
+			if (srv->stopping)
+				LOG_WARN("refusing a connection from %s: shutting down", who);
+			else
+				LOG_WARN("refusing a connection from %s: too many connections (max-connections %u, %u "
+					 "of them without a session yet)",
+					 who, srv->cfg.max_connections, srv->nconns_unestablished);
+			srv->conns_refused++;
 			close(c);
 			continue;
 		}

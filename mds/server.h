@@ -69,6 +69,12 @@ struct mds_conn {
 	int refs;                      /* compounds in flight hold a reference */
 	int dead;                      /* closed: fd is -1, waiting for refs to drop */
 	struct mds_session *bc_session; /* sessions whose backchannel this connection carries */
+	/* Login: until a session is set up on it, the connection lives for login-timeout at most. */
+	int established;               /* CREATE_SESSION, SEQUENCE or BIND_CONN_TO_SESSION succeeded */
+	uint64_t login_timer;          /* drops it when it fires (0: none) */
+	uint64_t bytes_in;             /* read from the socket */
+	uint64_t records_in;           /* whole records among them */
+	uint64_t partial_bytes;        /* of a record not yet complete (its marks included) */
 };
 
 /* ---- sessions ------------------------------------------------------------------------ */
@@ -272,6 +278,9 @@ struct mds_server {
 	struct mds_conn *conns;
 	unsigned nconns;
 	uint64_t next_conn_id;
+	unsigned nconns_unestablished;   /* connections without a session yet */
+	uint64_t conns_refused;          /* turned away at accept (max-connections, shutting down) */
+	uint64_t login_timeouts;         /* dropped for having no session after login-timeout */
 	uint64_t net_bytes_received;     /* every byte read from / written to client sockets */
 	uint64_t net_bytes_sent;
 	/* MDS-path file data: READs and WRITEs answered, and their payload bytes. */
@@ -346,6 +355,10 @@ void mds_conn_put(struct mds_conn *conn);
 /* Close now (in-flight compounds see it dead; their replies are dropped). */
 void mds_conn_close(struct mds_conn *conn, const char *why);
 int mds_conn_accept(struct mds_server *srv, int fd, const struct sockaddr_storage *peer);
+/* A session is set up on the connection: it is no longer dropped for login-timeout. */
+void mds_conn_established(struct mds_conn *conn);
+/* "ADDR:PORT" of an IPv4 or IPv6 socket address ("?:0" for others) into buf. */
+void mds_sockaddr_str(const struct sockaddr_storage *ss, char *buf, size_t len);
 
 /* ---- rpc.c -------------------------------------------------------------------------------- */
 /* One complete record arrived on conn (borrowed): a call to serve or a backchannel reply. */

@@ -1,4 +1,5 @@
-/* Logger: one line per message, with a timestamp and level on stderr, or through syslog(3). */
+/* Logger: one line per message, with a timestamp and level on stderr, or through syslog(3).
+ * The timestamp is ISO 8601 wall-clock time with milliseconds and the UTC offset. */
 #include "proto/log.h"
 #include "version.h"
 
@@ -56,6 +57,21 @@ void proto_version_exit(int argc, char **argv, const char *prog)
 	}
 }
 
+void proto_log_time(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	char day[24], zone[8];
+
+	/* Wall-clock time (not the monotonic clock timers use), so that lines match other hosts'
+	 * logs; the offset makes the local time unambiguous. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm);
+	strftime(zone, sizeof(zone), "%z", &tm);
+	snprintf(buf, len, "%s.%03ld%s", day, ts.tv_nsec / 1000000, zone);
+}
+
 void proto_log(enum proto_log_level level, const char *fmt, ...)
 {
 	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
@@ -72,13 +88,9 @@ void proto_log(enum proto_log_level level, const char *fmt, ...)
 		return;
 	}
 	{
-		struct timespec ts;
-		struct tm tm;
-		char when[32];
-		clock_gettime(CLOCK_REALTIME, &ts);
-		localtime_r(&ts.tv_sec, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-		fprintf(stderr, "%s.%03ld %s%s%s: %s\n", when, ts.tv_nsec / 1000000,
-			prog_name ? prog_name : "", prog_name ? " " : "", level_names[level], msg);
+		char when[PROTO_LOG_TIME_MAX];
+		proto_log_time(when, sizeof(when));
+		fprintf(stderr, "%s %s%s%s: %s\n", when, prog_name ? prog_name : "", prog_name ? " " : "",
+			level_names[level], msg);
 	}
 }

@@ -3,6 +3,8 @@
 #ifndef PROTO_LOG_H
 #define PROTO_LOG_H
 
+#include <stddef.h>
+
 enum proto_log_level {
 	PROTO_LOG_ERROR = 0,
 	PROTO_LOG_WARN = 1,
@@ -22,6 +24,13 @@ void proto_log_set_prog(const char *prog);
 /* `PROG --version` (as the only argument): print the program name and the release, exit 0. */
 void proto_version_exit(int argc, char **argv, const char *prog);
 
+/* The wall-clock time now as stderr lines start with it: ISO 8601 local time with milliseconds and
+ * the UTC offset, "2026-12-07T01:02:03.456+0000". */
+#define PROTO_LOG_TIME_MAX 40
+void proto_log_time(char *buf, size_t len);
+
+/* One line: "TIME [PROG ]LEVEL: MESSAGE" on stderr (TIME as proto_log_time), or MESSAGE to syslog
+ * at the matching priority. */
 void proto_log(enum proto_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define LOG_ERROR(...) proto_log(PROTO_LOG_ERROR, __VA_ARGS__)

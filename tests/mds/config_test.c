@@ -28,12 +28,14 @@ static void test_defaults_and_keys(void)
 		"grace-time = 20\n"
 		"max-record = 4M\n"
 		"slots = 16\n"
+		"login-timeout = 5\n"
 		"export = \"10.0.0.0/8 ro\"\n"
 		"export = * rw,all_squash,anonuid=99,anongid=98\n";
 
 	mds_config_defaults(&c);
 	CU_ASSERT_EQUAL(c.port, 2049);
 	CU_ASSERT_EQUAL(c.lease_time_s, 90);
+	CU_ASSERT_EQUAL(c.login_timeout_s, 30);
 	CU_ASSERT_EQUAL(c.exports.n, 2);
 	CU_ASSERT_EQUAL(mds_config_check(&c, err, sizeof(err)), -EINVAL);
 	CU_ASSERT(strstr(err, "pool") != NULL);
@@ -47,6 +49,7 @@ static void test_defaults_and_keys(void)
 	CU_ASSERT_EQUAL(c.grace_time_s, 20);
 	CU_ASSERT_EQUAL(c.max_record_bytes, 4u << 20);
 	CU_ASSERT_EQUAL(c.max_slots, 16);
+	CU_ASSERT_EQUAL(c.login_timeout_s, 5);
 	/* The file's export rules replace the defaults. */
 	CU_ASSERT_EQUAL_FATAL(c.exports.n, 2);
 	CU_ASSERT_EQUAL(c.exports.rules[0].rw, 0);
@@ -57,6 +60,9 @@ static void test_defaults_and_keys(void)
 	/* A flag after the file overrides it through the same setter. */
 	CU_ASSERT_EQUAL(mds_config_set(&c, "port", "111", err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(c.port, 111);
+	/* 0 turns the login timeout off. */
+	CU_ASSERT_EQUAL(mds_config_set(&c, "login-timeout", "0", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.login_timeout_s, 0);
 }
 
 static void expect_error(const char *text, const char *want1, const char *want2)
@@ -87,6 +93,8 @@ static void test_errors_name_line_key_value(void)
 	expect_error("export = * rw,anonuid=x\n", "anonuid", NULL);
 	expect_error("foreground = maybe\n", "'maybe'", "foreground");
 	expect_error("max-record = 1K\n", "max-record", NULL);
+	expect_error("login-timeout = 3601\n", "bad.conf:1:", "login-timeout");
+	expect_error("login-timeout = -1\n", "'-1'", "login-timeout");
 	expect_error("config = /etc/x\n", "bad.conf:1:", "config");
 }
 
