@@ -755,6 +755,12 @@ static void layoutget_done(struct pc_compound *c)
 			   c->nfs_status == NFS4ERR_NOTSUPP || c->nfs_status == NFS4ERR_BADLAYOUT ||
 			   c->nfs_status == NFS4ERR_BADIOMODE || c->nfs_status == NFS4ERR_OP_ILLEGAL))
 			pc_fh_to_mds(fh, "no layout (%s)", proto_nfsstat4_name(c->nfs_status));
+		else if (fh && !lo->err_noticed) {
+			lo->err_noticed = 1;
+			LOG_WARN("pnfs: %s: LAYOUTGET failed (%s); this I/O goes through the MDS",
+				 pc_path_show(ctx, fh->path), c->nfs_status ? proto_nfsstat4_name(c->nfs_status)
+									    : strerror(-result));
+		}
 		waiters_to_mds(lo);
 		break;
 	}

@@ -151,6 +151,7 @@ struct pc_layout {
 	int returning;
 	unsigned trylater;          /* LAYOUTTRYLATER / RECALLCONFLICT in a row */
 	int busy_noticed;           /* told once that I/O went through the MDS for want of a layout */
+	int err_noticed;            /* told once that a LAYOUTGET failed and I/O went through the MDS */
 	struct pc_io *waitq;        /* I/O waiting for the layout to change */
 	struct pc_lock *locks;
 	struct pc_recall *recalls;

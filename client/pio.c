@@ -546,7 +546,12 @@ static int walk(struct pc_io *io, int issue)
 					uint64_t need = rup(end, bsz) - a;
 					pc_layout_get(lo, fh, a, umax(need, PC_LO_READ_AHEAD), need, LAYOUTIOMODE4_RW);
 				} else {
-					pc_layout_get(lo, fh, a, NFS4_UINT64_MAX, 0, LAYOUTIOMODE4_READ);
+					/* To the end of the file, not NFS4_UINT64_MAX: Linux knfsd over XFS
+					 * (6.1) fails a READ LAYOUTGET of that length with NFS4ERR_IO (an
+					 * overflow in XFS's block mapping); Linux's own client also asks
+					 * for no more than the file's size. */
+					uint64_t eof = rup(fh->size, bsz);
+					pc_layout_get(lo, fh, a, eof > a ? eof - a : bsz, 0, LAYOUTIOMODE4_READ);
 				}
 			}
 			lo->ctx->stats.layout_waits++;
