@@ -53,7 +53,7 @@ static void test_cli(void)
 	snprintf(args, sizeof(args), "%s/volume.xdr", pool);
 	write_file(args, buf, len);
 	free(buf);
-	snprintf(common, sizeof(common), "--xdr '%s' --portal iscsi://127.0.0.1:%d --timeout 5000", xdr, lab->port);
+	snprintf(common, sizeof(common), "--xdr '%s' --portal iscsi://127.0.0.1:%d --timeout 5", xdr, lab->port);
 
 	/* show: from the blob and from the pool directory, the same tree */
 	CU_ASSERT_EQUAL(run(&out, "show --xdr ''"), 1);
