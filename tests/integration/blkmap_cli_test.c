@@ -246,6 +246,10 @@ static void test_register_key(void)
 	CU_ASSERT_EQUAL(key_listed(lab->urls[0], key, &r), 0);
 	CU_ASSERT_EQUAL(key_listed(lab->urls[1], key, NULL), 0);
 	CU_ASSERT(r.reserved && r.type == BLKMAP_PR_EXCLUSIVE_ACCESS_REG_ONLY);
+	/* pnfs-admin status reads the labels under it too: it registers the MDS's own key */
+	snprintf(args, sizeof(args), "'%s' status --pool '%s' --timeout 5 2>&1", test_bin("pnfs-admin"), mds->pool);
+	CU_ASSERT_EQUAL(test_run(&out, "%s", args), 0);
+	free(out);
 	/* --keep-key leaves it */
 	snprintf(args, sizeof(args), "resolve %s --register-key %llx --keep-key", common, (unsigned long long)key);
 	CU_ASSERT_EQUAL(run(NULL, args), 0);
