@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SYSTEM_CONF "/etc/pnfs/client.conf"
 
@@ -119,17 +121,27 @@ static char *trim(char *s)
 	return s;
 }
 
-/* One file; a missing one is no error. */
+/* One file. A missing one is no error, nor one behind a directory this user may not search (a HOME
+ * that is not the user's, as under su or setpriv): *read says which (0, or -errno). A file that is
+ * there but cannot be read is an error. */
 static int load_file(struct pnfs_conf *c, const char *path, int layer, int *read, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "re");
+	FILE *f;
+	struct stat sb;
 	char line[2048], from[400], why[600];
 	int lineno = 0, rc = 0;
 
 	*read = 0;
-	if (!f) {
-		if (errno == ENOENT || errno == ENOTDIR)
+	if (stat(path, &sb) != 0) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == EACCES) {
+			*read = errno == ENOENT ? 0 : -errno;
 			return 0;
+		}
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	f = fopen(path, "re");
+	if (!f) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return -errno;
 	}
@@ -209,7 +221,18 @@ int pnfs_conf_load(struct pnfs_conf *c, char *err, size_t errlen)
 	item_set(&c->io_timeout, "30", "default");
 	item_set(&c->mds, "", "default: none");
 	from = blkmap_default_initiator(name, sizeof(name));
-	item_set(&c->initiator, name, from ? from : "default: made up from the host name");
+	if (from) {
+		item_set(&c->initiator, name, from);
+	} else {
+		/* say why open-iscsi's name is not used when its file is there (root-only, as Debian has it) */
+		const char *env = getenv("PNFS_INITIATORNAME_FILE"), *path = env && *env ? env : "/etc/iscsi/initiatorname.iscsi";
+		char why[400];
+		if (access(path, F_OK) == 0 && access(path, R_OK) != 0)
+			snprintf(why, sizeof(why), "default: made up from the host name (%s: %s)", path, strerror(errno));
+		else
+			snprintf(why, sizeof(why), "default: made up from the host name");
+		item_set(&c->initiator, name, why);
+	}
 	snprintf(c->files[0], sizeof(c->files[0]), "%s", sys && *sys ? sys : SYSTEM_CONF);
 	if (xdg && *xdg)
 		snprintf(c->files[1], sizeof(c->files[1]), "%s/pnfs/client.conf", xdg);

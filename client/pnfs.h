@@ -328,7 +328,8 @@ struct pnfs_conf {
 	char files[2][320];          /* the system file ($PNFS_CLIENT_CONF, else /etc/pnfs/client.conf) and
 				      * the user's ($XDG_CONFIG_HOME/pnfs/client.conf, else
 				      * ~/.config/pnfs/client.conf; "" without a home) */
-	int file_read[2];            /* whether each one was there and read */
+	int file_read[2];            /* each one: 1 read, 0 absent, -errno not reachable (a directory on
+				      * the way this user may not search: skipped) */
 };
 
 /* Defaults, then the system file, the user file and the variables PNFS_PORTAL, PNFS_DEVICE (lists:

@@ -1410,11 +1410,11 @@ static int cmd_config(void)
 	for (int i = 0; i < 2; i++)
 		if (conf.files[i][0])
 			printf("# %s file %s: %s\n", i ? "user" : "system", conf.files[i],
-			       conf.file_read[i] ? "read" : "absent");
+			       conf.file_read[i] > 0 ? "read" : conf.file_read[i] < 0 ? strerror(-conf.file_read[i]) : "absent");
 	for (unsigned i = 0; i < conf.nportal; i++)
 		conf_line("portal", &conf.portal[i], NULL);
 	if (!conf.nportal)
-		conf_line("portal", &none, " (layout volumes are found only through device)");
+		conf_line("portal", &none, conf.ndevice ? NULL : " (nor device: local block devices are searched)");
 	for (unsigned i = 0; i < conf.ndevice; i++)
 		conf_line("device", &conf.device[i], NULL);
 	if (!conf.ndevice)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char dir[300], sys_conf[400], user_home[400], iname[400];
 
@@ -241,5 +242,32 @@ static void test_urls(void)
 	free(out);
 }
 
+/* Run as another user with a HOME it may not search (su, setpriv): the user's file is skipped and
+ * said to be; a file that is there but unreadable is an error naming it. */
+static void test_unreadable(void)
+{
+	char *out = NULL, home[500], p[600];
+
+	TEST_SKIP_IF(!test_is_root(), "needs root to run pnfs as another user");
+	setup();
+	snprintf(home, sizeof(home), "%s/locked", dir);
+	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "mkdir -p '%s/.config/pnfs' && echo 'io-timeout = 4' > '%s/.config/pnfs/client.conf' "
+				       "&& chmod 700 '%s' && chmod 755 '%s'", home, home, home, dir), 0);
+	CU_ASSERT_EQUAL(test_run(&out, "env PNFS_CLIENT_CONF=/dev/null HOME='%s' setpriv --reuid=65534 --regid=65534 "
+				       "--clear-groups '%s' config 2>&1", home, test_bin("pnfs")), 0);
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "/locked/.config/pnfs/client.conf: Permission denied"));
+	CU_ASSERT(out && has_line(out, "io-timeout", "30", "default"));
+	free(out);
+	/* where every user may search the way to it (the test's directory may be root's alone) */
+	snprintf(p, sizeof(p), "/tmp/pnfs-conf-test.%d.unreadable.conf", (int)getpid());
+	write_text(p, "io-timeout = 4\n");
+	CU_ASSERT_EQUAL(test_run(NULL, "chmod 600 '%s'", p), 0);
+	CU_ASSERT_EQUAL(test_run(&out, "env PNFS_CLIENT_CONF='%s' HOME=/nonexistent setpriv --reuid=65534 --regid=65534 "
+				       "--clear-groups '%s' config 2>&1", p, test_bin("pnfs")), 2);
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "unreadable.conf: Permission denied"));
+	free(out);
+	unlink(p);
+}
+
 TEST_SUITE(client_conf, "client/conf", NULL, NULL, { "precedence", test_precedence }, { "errors", test_errors },
-	   { "initiator", test_initiator }, { "urls", test_urls });
+	   { "initiator", test_initiator }, { "urls", test_urls }, { "unreadable", test_unreadable });
