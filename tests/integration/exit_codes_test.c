@@ -89,6 +89,11 @@ static void test_table(void)
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 			check(cases[i].prog, cases[i].args, cases[i].status, cases[i].says);
 	}
+	/* a failed up removes the directories it made, parents too, and nothing else */
+	snprintf(args[4], sizeof(args[4]), "up --dir '%s/made/a/b' --luns 1 --size 9000T --port %d", d, test_free_port());
+	check("san-lab", args[4], 1, "could not create LUN file");
+	CU_ASSERT_NOT_EQUAL(test_run(NULL, "test -e '%s/made'", d), 0);
+	CU_ASSERT_EQUAL(test_run(NULL, "test -d '%s'", d), 0);
 }
 
 /* pnfs-admin status of a pool whose LUN's target died: exit 1, the LUN said to be unreachable; the
