@@ -1508,8 +1508,10 @@ int main(int argc, char **argv)
 		argv = sub_argv + optind;
 	}
 	proto_log_set_level(o.verbose >= 2 ? PROTO_LOG_DEBUG : o.verbose ? PROTO_LOG_INFO : PROTO_LOG_WARN);
-	settings_load();
-	urls_check(argc, argv);
+	if (strcmp(cmd, "help") != 0) {
+		settings_load();
+		urls_check(argc, argv);
+	}
 
 	if (strcmp(cmd, "cp") == 0) {
 		if (argc != 2)
