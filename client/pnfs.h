@@ -53,7 +53,7 @@ struct pnfs_opts {
 	const char *const *devices;  /* device candidates: iSCSI LUN URLs, block devices, files */
 	unsigned ndevices;
 	int scan_local;              /* also local block devices (/sys/block) */
-	const char *initiator_name;  /* iSCSI initiator IQN; NULL: blkmap's default */
+	const char *initiator_name;  /* iSCSI initiator IQN; NULL: blkmap_default_initiator() */
 	unsigned queue_depth;        /* SCSI commands in flight per LUN; 0: 32 */
 	unsigned io_timeout_ms;      /* per SCSI command; 0: 30000 */
 	unsigned connect_timeout_ms; /* how long to keep trying to reach the MDS (TCP connect, then

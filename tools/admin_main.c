@@ -33,7 +33,7 @@ static void usage_main(FILE *o)
 		"  status  --pool DIR [--json]   show the LUNs, the volume and the space\n"
 		"  check   --pool DIR [--json]   verify the LUN labels and the metadata store\n\n"
 		"Common options:\n"
-		"  --initiator IQN     iSCSI initiator name (default: blkmap's)\n"
+		"  --initiator IQN     iSCSI initiator name (default: /etc/iscsi/initiatorname.iscsi's)\n"
 		"  --timeout SECONDS   per SCSI command and login (default 10)\n"
 		"  -h, --help          help (also after a command)\n"
 		"  --version           the release (as the only argument)\n\n"
