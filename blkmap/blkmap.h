@@ -37,12 +37,25 @@ struct blkmap_vol;
 /* ---- context -------------------------------------------------------------------------------- */
 
 struct blkmap_ctx_opts {
-	const char *initiator_name; /* iSCSI initiator IQN; NULL: iqn.2024-01.org.pnfs-san:blkmap.<host> */
+	const char *initiator_name; /* iSCSI initiator IQN; NULL: blkmap_default_initiator() */
 	unsigned queue_depth;       /* commands in flight per device; 0: 32 */
 	unsigned timeout_ms;        /* per command (and per connect attempt); 0: 30000 */
 	unsigned workers;           /* threads for block-device and file I/O; 0: 4 */
 	unsigned max_xfer_bytes;    /* cap on one command, further capped by Block Limits; 0: 1 MiB */
+	uint64_t register_key;      /* non-zero: REGISTER AND IGNORE EXISTING KEY with this key on every
+				     * iSCSI LUN the context opens, before its first read or write (a LUN
+				     * under an EXCLUSIVE ACCESS - REGISTRANTS ONLY reservation then serves
+				     * this initiator); a LUN that refuses it does not open */
+	int keep_key;               /* with register_key: leave the registrations when the devices close
+				     * (default: unregistered as each device closes) */
 };
+
+/* The initiator name a context uses when none is given: the InitiatorName= line of
+ * /etc/iscsi/initiatorname.iscsi (open-iscsi's, so the target ACLs made for the host's kernel
+ * initiator admit us too; $PNFS_INITIATORNAME_FILE names another file), else one made up from the
+ * host name, iqn.2024-01.org.pnfs-san:blkmap.<host>. Writes at most len bytes; returns where it came
+ * from: the file's path (borrowed, static) or NULL for the made-up one. */
+const char *blkmap_default_initiator(char *buf, size_t len);
 
 /* Fill opts with the defaults above (all zero / NULL). */
 void blkmap_ctx_opts_init(struct blkmap_ctx_opts *opts);

@@ -49,7 +49,12 @@ static void usage(FILE *f)
 		"Other options:\n"
 		"  --name NAME       device-mapper name (default pnfs-DEVICEID, or pnfs-volume)\n"
 		"  --deviceid HEX    the device ID, for the default name\n"
-		"  --initiator IQN   iSCSI initiator name      --timeout MS     command timeout (default 30000)\n"
+		"  --initiator IQN   iSCSI initiator name (default: InitiatorName in /etc/iscsi/initiatorname.iscsi)\n"
+		"  --timeout SECONDS command timeout (default 30; fractions and an ms suffix: 0.5, 500ms)\n"
+		"  --register-key KEY  register KEY (hex) on every iSCSI LUN before reading it (REGISTER AND\n"
+		"                    IGNORE EXISTING KEY): a LUN an MDS reserved for SCSI layouts (EXCLUSIVE\n"
+		"                    ACCESS - REGISTRANTS ONLY) then serves this initiator; unregistered at exit\n"
+		"  --keep-key        leave the --register-key registrations in place at exit\n"
 		"  --queue-depth N   commands in flight per LUN (default 32)\n"
 		"  --text            show: print the text form\n"
 		"  -v, --verbose     more messages             -h, --help       this text\n"
@@ -62,7 +67,8 @@ struct opts {
 	const char *xdr, *pool, *volfile, *name, *deviceid, *initiator, *input, *output;
 	const char *portals[MAX_LIST], *paths[MAX_LIST];
 	unsigned nportals, npaths;
-	int local, text, verbose;
+	int local, text, verbose, keep_key;
+	uint64_t register_key;
 	int have_off, have_len;
 	uint64_t off, len;
 	unsigned timeout_ms, qd;
@@ -114,6 +120,50 @@ static int parse_size(const char *s, uint64_t *out)
 		return -1;
 	*out = v * mul;
 	return 0;
+}
+
+/* Seconds, with a fraction ("0.5") or in milliseconds ("500ms"), to whole milliseconds: 0 or -1. */
+static int parse_timeout(const char *s, unsigned *ms)
+{
+	char *end;
+	double v;
+
+	if (!*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s)
+		return -1;
+	if (!strcmp(end, "ms"))
+		v /= 1000;
+	else if (*end && strcmp(end, "s"))
+		return -1;
+	if (!(v >= 0.001 && v <= 3600))
+		return -1;
+	*ms = (unsigned)(v * 1000 + 0.5);
+	return 0;
+}
+
+/* What a number too big for seconds probably was: the milliseconds --timeout once took. */
+static const char *timeout_hint(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	return !*end && v > 3600 ? " (it takes seconds now, not milliseconds: add 'ms' for milliseconds)" : "";
+}
+
+/* A persistent reservation key: 1 to 16 hex digits, an optional 0x, not zero. 0 or -1. */
+static int parse_key(const char *s, uint64_t *key)
+{
+	char *end;
+
+	if (!strncmp(s, "0x", 2) || !strncmp(s, "0X", 2))
+		s += 2;
+	if (!*s || strlen(s) > 16 || strspn(s, "0123456789abcdefABCDEF") != strlen(s))
+		return -1;
+	*key = strtoull(s, &end, 16);
+	return *key ? 0 : -1;
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -499,6 +549,7 @@ int main(int argc, char **argv)
 		{ "length", required_argument, NULL, 'L' },   { "input", required_argument, NULL, 'I' },
 		{ "output", required_argument, NULL, 'O' },   { "text", no_argument, NULL, 'T' },
 		{ "verbose", no_argument, NULL, 'v' },        { "help", no_argument, NULL, 'h' },
+		{ "register-key", required_argument, NULL, 'K' }, { "keep-key", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const cmds[] = { "show", "resolve", "map", "table", "apply", "remove", "read", "write" };
@@ -543,10 +594,16 @@ int main(int argc, char **argv)
 		case 'd': o.deviceid = optarg; break;
 		case 'i': o.initiator = optarg; break;
 		case 't':
-			if (parse_size(optarg, &v) < 0 || v == 0 || v > 3600000)
-				return usage_err("--timeout takes milliseconds (1 to 3600000)");
-			o.timeout_ms = (unsigned)v;
+			if (parse_timeout(optarg, &o.timeout_ms) < 0)
+				return usage_err("--timeout takes seconds, 0.001 to 3600 (e.g. 30, 0.5 or 500ms), not '%s'%s",
+						 optarg, timeout_hint(optarg));
 			break;
+		case 'K':
+			if (parse_key(optarg, &o.register_key) < 0)
+				return usage_err("--register-key takes a non-zero key of up to 16 hex digits, not '%s'",
+						 optarg);
+			break;
+		case 'k': o.keep_key = 1; break;
 		case 'q':
 			if (parse_size(optarg, &v) < 0 || v == 0 || v > 4096)
 				return usage_err("--queue-depth takes 1 to 4096");
@@ -577,6 +634,8 @@ int main(int argc, char **argv)
 		return usage_err("give the volume with exactly one of --xdr FILE, --pool DIR, --vol FILE");
 	if (o.deviceid && strspn(o.deviceid, "0123456789abcdefABCDEF") != strlen(o.deviceid))
 		return usage_err("--deviceid takes hex digits");
+	if (o.keep_key && !o.register_key)
+		return usage_err("--keep-key goes with --register-key");
 	if (o.verbose)
 		proto_log_set_level(PROTO_LOG_DEBUG);
 
@@ -595,6 +654,8 @@ int main(int argc, char **argv)
 	co.initiator_name = o.initiator;
 	co.timeout_ms = o.timeout_ms;
 	co.queue_depth = o.qd;
+	co.register_key = o.register_key;
+	co.keep_key = o.keep_key;
 	if (blkmap_ctx_create(&co, &ctx) < 0) {
 		rc = fail("cannot create a context (bad --initiator?)");
 		goto out;

@@ -36,7 +36,7 @@ void blkmap_ctx_opts_init(struct blkmap_ctx_opts *opts)
 	memset(opts, 0, sizeof(*opts));
 }
 
-static void default_initiator(char *buf, size_t len)
+static void made_up_initiator(char *buf, size_t len)
 {
 	char host[64] = "localhost";
 	size_t o = 0;
@@ -55,6 +55,54 @@ static void default_initiator(char *buf, size_t len)
 		buf[o++] = c;
 	}
 	buf[o] = 0;
+}
+
+/* The InitiatorName= value of an open-iscsi initiatorname file: 0, or -1 when there is none that
+ * could be an iSCSI name (iqn., eui. or naa., no blanks) and fits in len. */
+static int file_initiator(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	char line[512];
+	int rc = -1;
+
+	if (!f)
+		return -1;
+	while (rc < 0 && fgets(line, sizeof(line), f)) {
+		char *v = line, *e;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (strncmp(v, "InitiatorName", 13) != 0)
+			continue;
+		v += 13;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (*v++ != '=')
+			continue;
+		while (*v == ' ' || *v == '\t')
+			v++;
+		for (e = v; *e && *e != '\n' && *e != '\r' && *e != ' ' && *e != '\t' && *e != '#'; e++)
+			;
+		*e = 0;
+		if ((strncmp(v, "iqn.", 4) && strncmp(v, "eui.", 4) && strncmp(v, "naa.", 4)) || strlen(v) < 5 ||
+		    strlen(v) >= len)
+			continue;
+		snprintf(buf, len, "%s", v);
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}
+
+const char *blkmap_default_initiator(char *buf, size_t len)
+{
+	static char path[512];
+	const char *env = getenv("PNFS_INITIATORNAME_FILE");
+
+	snprintf(path, sizeof(path), "%s", env && *env ? env : "/etc/iscsi/initiatorname.iscsi");
+	if (file_initiator(path, buf, len) == 0)
+		return path;
+	made_up_initiator(buf, len);
+	return NULL;
 }
 
 int blkmap_ctx_create(const struct blkmap_ctx_opts *opts, struct blkmap_ctx **out)
@@ -80,7 +128,9 @@ int blkmap_ctx_create(const struct blkmap_ctx_opts *opts, struct blkmap_ctx **ou
 	if (opts->initiator_name)
 		snprintf(ctx->initiator, sizeof(ctx->initiator), "%s", opts->initiator_name);
 	else
-		default_initiator(ctx->initiator, sizeof(ctx->initiator));
+		blkmap_default_initiator(ctx->initiator, sizeof(ctx->initiator));
+	ctx->register_key = opts->register_key;
+	ctx->keep_key = opts->keep_key;
 	ctx->queue_depth = opts->queue_depth ? opts->queue_depth : 32;
 	ctx->timeout_ms = opts->timeout_ms ? opts->timeout_ms : 30000;
 	ctx->nworkers = opts->workers ? opts->workers : 4;
@@ -119,6 +169,9 @@ void blkmap_ctx_destroy(struct blkmap_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	/* our key off every LUN first: the sessions are about to log out */
+	for (struct blkmap_dev *d = ctx->devs; d; d = d->next)
+		bm_dev_unregister_key(d);
 	/* every session at once, before the devices close one by one */
 	bm_iscsi_logout_all(ctx);
 	bm_cache_free(ctx);

@@ -2,6 +2,7 @@
  * command queue (at most queue_depth in flight, the rest waiting in order), device I/O and the SCSI
  * persistent reservation calls. Transport details live in iscsi.c and fdev.c. */
 #include "blkmap/internal.h"
+#include "proto/log.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -68,9 +69,42 @@ static struct blkmap_dev *dev_new(struct blkmap_ctx *ctx, const char *spec, unsi
 	return dev;
 }
 
+/* The context's key on a LUN just opened (blkmap_ctx_opts.register_key), before anything reads it. */
+static int register_key(struct blkmap_dev *dev)
+{
+	struct blkmap_ctx *ctx = dev->ctx;
+	char why[sizeof(ctx->err)];
+	int rc;
+
+	if (!ctx->register_key || dev->kind != BLKMAP_DEV_ISCSI)
+		return 0;
+	rc = blkmap_pr_register(dev, 0, ctx->register_key, 1);
+	if (rc == 0)
+		return 0;
+	snprintf(why, sizeof(why), "%s", ctx->err);
+	return bm_err(ctx, rc, "%s: cannot register key %016" PRIx64 " (REGISTER AND IGNORE EXISTING KEY): %s",
+		      dev->name, ctx->register_key, why);
+}
+
+void bm_dev_unregister_key(struct blkmap_dev *dev)
+{
+	struct blkmap_ctx *ctx = dev->ctx;
+	char saved[sizeof(ctx->err)];
+
+	if (!ctx || !ctx->register_key || ctx->keep_key || dev->kind != BLKMAP_DEV_ISCSI ||
+	    dev->pr_key != ctx->register_key || dev->state != BM_UP || dev->logout || ctx->depth > 0)
+		return;
+	memcpy(saved, ctx->err, sizeof(saved));
+	if (blkmap_pr_register(dev, ctx->register_key, 0, 0) < 0)
+		LOG_WARN("%s: key %016" PRIx64 " stays registered: %s", dev->name, ctx->register_key, ctx->err);
+	memcpy(ctx->err, saved, sizeof(saved));
+}
+
 /* The device opened with rc: its transfer limit when it did; freed when it did not. */
 static int dev_opened(struct blkmap_dev *dev, int rc)
 {
+	if (rc == 0)
+		rc = register_key(dev);
 	if (rc < 0) {
 		dev->refs = 0;
 		bm_dev_destroy(dev);
@@ -189,6 +223,7 @@ void bm_dev_destroy(struct blkmap_dev *dev)
 
 	dev->refs++; /* alive while its commands are cancelled (their callbacks may take references) */
 	bm_ident_free(dev);
+	bm_dev_unregister_key(dev);
 	if (dev->kind == BLKMAP_DEV_ISCSI)
 		bm_iscsi_close(dev);
 	else

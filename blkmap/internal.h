@@ -58,6 +58,8 @@ struct bm_ident_region {
 struct blkmap_ctx {
 	char initiator[224];
 	unsigned queue_depth, timeout_ms, nworkers, max_xfer_bytes;
+	uint64_t register_key; /* registered on every iSCSI LUN at open (0: none) */
+	int keep_key;          /* and left registered at close */
 	int epfd, timerfd, timer_armed;
 	struct bm_src timer_src, pool_src;
 	char err[1024];
@@ -274,6 +276,8 @@ int bm_parse_vpd80(const uint8_t *d, uint32_t len, struct blkmap_inquiry *inq);
 int bm_parse_vpd83(const uint8_t *d, uint32_t len, struct blkmap_inquiry *inq);
 int bm_parse_vpdb0(const uint8_t *d, uint32_t len, uint32_t *max_blocks);
 int bm_parse_readcap16(const uint8_t *d, uint32_t len, uint64_t *blocks, uint32_t *block_bytes);
+/* Undo the context's register_key on dev before it closes (unless keep_key). */
+void bm_dev_unregister_key(struct blkmap_dev *dev);
 int bm_parse_read_keys(const uint8_t *d, uint32_t len, struct blkmap_pr_keys *out);
 int bm_parse_read_resv(const uint8_t *d, uint32_t len, struct blkmap_pr_reservation *out);
 /* REPORT LUNS data: up to max LUN numbers (peripheral or flat addressing, 14 bits; other methods are

@@ -53,7 +53,7 @@ struct pnfs_opts {
 	const char *const *devices;  /* device candidates: iSCSI LUN URLs, block devices, files */
 	unsigned ndevices;
 	int scan_local;              /* also local block devices (/sys/block) */
-	const char *initiator_name;  /* iSCSI initiator IQN; NULL: blkmap's default */
+	const char *initiator_name;  /* iSCSI initiator IQN; NULL: blkmap_default_initiator() */
 	unsigned queue_depth;        /* SCSI commands in flight per LUN; 0: 32 */
 	unsigned io_timeout_ms;      /* per SCSI command; 0: 30000 */
 	unsigned connect_timeout_ms; /* how long to keep trying to reach the MDS (TCP connect, then
@@ -301,5 +301,45 @@ struct pnfs_url {
 int pnfs_parse_url(const char *url, struct pnfs_url *out);
 /* Whether s looks like a pnfs:// URL. */
 int pnfs_is_url(const char *s);
+
+
+/* ---- defaults for programs: client.conf and PNFS_* variables ------------------------------ */
+
+/* Layers, lowest first: each overrides the ones before it key by key. */
+enum { PNFS_CONF_DEFAULT = 0, PNFS_CONF_SYSTEM, PNFS_CONF_USER, PNFS_CONF_ENV, PNFS_CONF_FLAG };
+#define PNFS_CONF_MAX_PORTALS 16
+#define PNFS_CONF_MAX_DEVICES 64
+
+struct pnfs_conf_item {
+	char value[512];
+	char from[400];              /* "default", "FILE:LINE", "PNFS_PORTAL", "--portal", ... */
+};
+struct pnfs_conf {
+	struct pnfs_conf_item portal[PNFS_CONF_MAX_PORTALS];
+	unsigned nportal;
+	struct pnfs_conf_item device[PNFS_CONF_MAX_DEVICES];
+	unsigned ndevice;
+	int portal_layer, device_layer; /* the layer the list came from */
+	struct pnfs_conf_item initiator; /* the library's default until set */
+	int initiator_set;
+	struct pnfs_conf_item io_timeout;
+	unsigned io_timeout_ms;      /* 0: the library's default (30 s) */
+	struct pnfs_conf_item mds;   /* "host[:port]" for pnfs:///path URLs; value "" when none */
+	char files[2][320];          /* the system file ($PNFS_CLIENT_CONF, else /etc/pnfs/client.conf) and
+				      * the user's ($XDG_CONFIG_HOME/pnfs/client.conf, else
+				      * ~/.config/pnfs/client.conf; "" without a home) */
+	int file_read[2];            /* each one: 1 read, 0 absent, -errno not reachable (a directory on
+				      * the way this user may not search: skipped) */
+};
+
+/* Defaults, then the system file, the user file and the variables PNFS_PORTAL, PNFS_DEVICE (lists:
+ * blanks or commas between values), PNFS_INITIATOR, PNFS_IO_TIMEOUT, PNFS_MDS. Keys: portal, device
+ * (repeatable), initiator, io-timeout (seconds), mds. Missing files are no error. Returns 0, or
+ * -errno with err naming the file and line (or the variable). */
+int pnfs_conf_load(struct pnfs_conf *c, char *err, size_t errlen);
+/* Set one key from layer (a repeatable key set from a new layer drops the values below it); from
+ * says where it came from. Returns 0, -EINVAL (bad value) or -ENOENT (unknown key) with why. */
+int pnfs_conf_set(struct pnfs_conf *c, const char *key, const char *value, int layer, const char *from, char *why,
+		  size_t whylen);
 
 #endif

@@ -35,6 +35,7 @@ struct opts {
 	const char *devices[64];
 	unsigned ndevices;
 	const char *initiator;
+	const char *io_timeout; /* --io-timeout's seconds, checked */
 	unsigned io_timeout_ms; /* 0: the library's default */
 };
 
@@ -79,6 +80,8 @@ static void usage(FILE *f)
 		"  mkdir [-p] URL...   make directories\n"
 		"  mv URL URL          rename within a server\n"
 		"  df URL              space and layout support of the file system\n"
+		"  config              the settings in force and where each comes from\n"
+		"pnfs:///path (no host) names a path on the default server (mds in client.conf, PNFS_MDS).\n"
 		"\n"
 		"Options:\n"
 		"  --mds-io             all file data through the MDS (no layouts)\n"
@@ -97,7 +100,12 @@ static void usage(FILE *f)
 		"  -h, --help           this text\n"
 		"  --version            the release (as the only argument)\n"
 		"\n"
-		"Exit status: 0 success, 1 failure, 2 usage error.\n");
+		"Defaults for --portal, --device, --initiator, --io-timeout and the server come from\n"
+		"/etc/pnfs/client.conf, then ~/.config/pnfs/client.conf (key = value lines: portal, device,\n"
+		"initiator, io-timeout, mds), then PNFS_PORTAL, PNFS_DEVICE, PNFS_INITIATOR, PNFS_IO_TIMEOUT,\n"
+		"PNFS_MDS; flags win. The initiator defaults to /etc/iscsi/initiatorname.iscsi's.\n"
+		"\n"
+		"Exit status: 0 success, 1 failure, 2 usage error (bad options, arguments, URLs or settings).\n");
 }
 
 /* ---- contexts --------------------------------------------------------------------------------- */
@@ -1319,6 +1327,104 @@ static int cmd_mv(const char *from, const char *to)
 	return 0;
 }
 
+/* ---- settings: client.conf, PNFS_* variables, flags -------------------------------------------- */
+
+static struct pnfs_conf conf;
+
+static void die_conf(const char *what) __attribute__((noreturn));
+static void die_conf(const char *what)
+{
+	fprintf(stderr, "pnfs: %s\n", what);
+	exit(2);
+}
+
+static void flag_set(const char *key, const char *value, const char *flag)
+{
+	char why[700];
+
+	if (pnfs_conf_set(&conf, key, value, PNFS_CONF_FLAG, flag, why, sizeof(why)) < 0)
+		die_usage("%s: %s", flag, why);
+}
+
+/* The files and variables under the flags; o then holds what is in force. */
+static void settings_load(void)
+{
+	char err[1200];
+
+	if (pnfs_conf_load(&conf, err, sizeof(err)) < 0)
+		die_conf(err);
+	for (unsigned i = 0; i < o.nportals; i++)
+		flag_set("portal", o.portals[i], "--portal");
+	for (unsigned i = 0; i < o.ndevices; i++)
+		flag_set("device", o.devices[i], "--device");
+	if (o.initiator)
+		flag_set("initiator", o.initiator, "--initiator");
+	if (o.io_timeout)
+		flag_set("io-timeout", o.io_timeout, "--io-timeout");
+	o.nportals = conf.nportal;
+	for (unsigned i = 0; i < conf.nportal; i++)
+		o.portals[i] = conf.portal[i].value;
+	o.ndevices = conf.ndevice;
+	for (unsigned i = 0; i < conf.ndevice; i++)
+		o.devices[i] = conf.device[i].value;
+	o.initiator = conf.initiator_set ? conf.initiator.value : NULL;
+	o.io_timeout_ms = conf.io_timeout_ms;
+}
+
+/* Every URL argument well formed (a usage error otherwise, before anything is done), and
+ * pnfs:///path on the default server. */
+static void urls_check(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		struct pnfs_url u;
+		if (!pnfs_is_url(argv[i]))
+			continue;
+		if (!strncmp(argv[i], "pnfs:///", 8)) {
+			size_t n;
+			char *full;
+			if (!conf.mds.value[0])
+				die_usage("%s: no server in the URL and no default one (mds in client.conf, PNFS_MDS)",
+					  argv[i]);
+			n = strlen(conf.mds.value) + strlen(argv[i]) + 1;
+			full = malloc(n);
+			if (!full)
+				die_conf("out of memory");
+			snprintf(full, n, "pnfs://%s%s", conf.mds.value, argv[i] + 7);
+			argv[i] = full; /* lives until exit */
+		}
+		if (pnfs_parse_url(argv[i], &u) < 0)
+			die_usage("%s: not a valid pnfs://host[:port]/path URL", argv[i]);
+	}
+}
+
+static void conf_line(const char *key, const struct pnfs_conf_item *it, const char *note)
+{
+	printf("%-10s = %-40s # %s%s\n", key, it->value, it->from, note ? note : "");
+}
+
+/* What is in force, as client.conf lines with where each came from. */
+static int cmd_config(void)
+{
+	static const struct pnfs_conf_item none = { "", "default: none" };
+
+	for (int i = 0; i < 2; i++)
+		if (conf.files[i][0])
+			printf("# %s file %s: %s\n", i ? "user" : "system", conf.files[i],
+			       conf.file_read[i] > 0 ? "read" : conf.file_read[i] < 0 ? strerror(-conf.file_read[i]) : "absent");
+	for (unsigned i = 0; i < conf.nportal; i++)
+		conf_line("portal", &conf.portal[i], NULL);
+	if (!conf.nportal)
+		conf_line("portal", &none, conf.ndevice ? NULL : " (nor device: local block devices are searched)");
+	for (unsigned i = 0; i < conf.ndevice; i++)
+		conf_line("device", &conf.device[i], NULL);
+	if (!conf.ndevice)
+		conf_line("device", &none, NULL);
+	conf_line("initiator", &conf.initiator, "; the name to admit in the targets' ACLs");
+	conf_line("io-timeout", &conf.io_timeout, NULL);
+	conf_line("mds", &conf.mds, conf.mds.value[0] ? "; pnfs:///path is on this server" : NULL);
+	return 0;
+}
+
 /* ---- main ------------------------------------------------------------------------------------- */
 
 enum { OPT_MDS_IO = 256, OPT_JSON, OPT_PORTAL, OPT_DEVICE, OPT_INITIATOR, OPT_IO_TIMEOUT, OPT_PROGRESS, OPT_STATS };
@@ -1349,6 +1455,7 @@ static int take_opt(int c)
 		if (errno || end == optarg || *end || !(secs >= 0.1 && secs <= 3600))
 			die_usage("--io-timeout takes seconds, 0.1 to 3600, not '%s'", optarg);
 		o.io_timeout_ms = (unsigned)(secs * 1000 + 0.5);
+		o.io_timeout = optarg;
 		break;
 	case 'q': o.quiet = 1; break;
 	case OPT_PROGRESS: o.progress = 1; break;
@@ -1401,6 +1508,10 @@ int main(int argc, char **argv)
 		argv = sub_argv + optind;
 	}
 	proto_log_set_level(o.verbose >= 2 ? PROTO_LOG_DEBUG : o.verbose ? PROTO_LOG_INFO : PROTO_LOG_WARN);
+	if (strcmp(cmd, "help") != 0) {
+		settings_load();
+		urls_check(argc, argv);
+	}
 
 	if (strcmp(cmd, "cp") == 0) {
 		if (argc != 2)
@@ -1442,6 +1553,10 @@ int main(int argc, char **argv)
 		if (argc != 1)
 			die_usage("df: needs one URL");
 		status = cmd_df(argv[0]);
+	} else if (strcmp(cmd, "config") == 0) {
+		if (argc != 0)
+			die_usage("config: takes no arguments");
+		status = cmd_config();
 	} else if (strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return 0;

@@ -583,12 +583,16 @@ const char *mds_pool_lun_url(const struct mds_pool *p, uint32_t i)
 
 /* ---- format ------------------------------------------------------------------------------------- */
 
-static int dir_prepare(const char *dir, char *err, size_t errlen)
+/* The pool directory, made now (*made) or empty of any pool. */
+static int dir_prepare(const char *dir, int *made, char *err, size_t errlen)
 {
 	char path[4096];
 	struct stat sb;
 
-	if (mkdir(dir, 0700) && errno != EEXIST)
+	*made = 0;
+	if (mkdir(dir, 0700) == 0)
+		*made = 1;
+	else if (errno != EEXIST)
 		return perr(err, errlen, -errno, "%s: %s", dir, strerror(errno));
 	if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
 		return perr(err, errlen, -ENOTDIR, "%s: not a directory", dir);
@@ -601,9 +605,74 @@ static int dir_prepare(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
+/* A failed format takes back what it made in dir: the files of a pool (none was there: dir_prepare
+ * saw to it) and the directory itself when it made it. */
+static void dir_undo(const char *dir, int made, int store_made)
+{
+	static const char *const files[] = { MDS_POOL_CONF, MDS_POOL_VOLUME_XDR };
+	char path[4096];
+
+	if (store_made) {
+		snprintf(path, sizeof(path), "%s/data.mdb", dir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/lock.mdb", dir);
+		unlink(path);
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+			unlink(path);
+		}
+	}
+	if (made)
+		rmdir(dir);
+}
+
+/* A relative LUN path made absolute (the MDS may run elsewhere): a copy, caller frees; NULL when out
+ * of memory. URLs and absolute paths are copied as they are (no symlink is resolved: /dev/disk/by-id
+ * names stay). */
+static char *lun_absolute(const char *u)
+{
+	char cwd[4096], *out;
+	size_t n;
+
+	if (u[0] == '/' || strstr(u, "://") || !getcwd(cwd, sizeof(cwd)))
+		return strdup(u);
+	while (u[0] == '.' && u[1] == '/')
+		u += 2;
+	n = strlen(cwd) + strlen(u) + 2;
+	out = malloc(n);
+	if (out)
+		snprintf(out, n, "%s/%s", cwd, u);
+	return out;
+}
+
+static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *urls, uint32_t nluns,
+		       const struct mds_pool_format_opts *opts, uint8_t *uuid_out, char *err, size_t errlen);
+
 int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *urls, uint32_t nluns,
 		    const struct mds_pool_format_opts *opts, uint8_t *uuid_out, char *err,
 		    size_t errlen)
+{
+	char **abs;
+	int rc = 0;
+
+	if (nluns == 0 || nluns > MDS_MAX_LUNS)
+		return perr(err, errlen, -EINVAL, "%u LUNs: a pool has 1 to %u", nluns, MDS_MAX_LUNS);
+	abs = calloc(nluns, sizeof(*abs));
+	for (uint32_t i = 0; abs && i < nluns && !rc; i++)
+		if (!(abs[i] = lun_absolute(urls[i])))
+			rc = -ENOMEM;
+	if (!abs || rc)
+		rc = perr(err, errlen, -ENOMEM, "out of memory");
+	else
+		rc = pool_format(ctx, dir, (const char *const *)abs, nluns, opts, uuid_out, err, errlen);
+	for (uint32_t i = 0; abs && i < nluns; i++)
+		free(abs[i]);
+	free(abs);
+	return rc;
+}
+
+static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *urls, uint32_t nluns,
+		       const struct mds_pool_format_opts *opts, uint8_t *uuid_out, char *err, size_t errlen)
 {
 	struct mds_pool_format_opts o = opts ? *opts : (struct mds_pool_format_opts){ 0 };
 	struct blkmap_dev *devs[MDS_MAX_LUNS] = { 0 };
@@ -617,7 +686,7 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 	uint8_t uuid[16], *area = NULL;
 	char disp[MDS_POOL_URL_MAX], why[320];
 	uint64_t now = (uint64_t)time(NULL);
-	int rc, labels_written = 0;
+	int rc, labels_written = 0, dir_made = 0, store_made = 0;
 
 	memset(&conf, 0, sizeof(conf));
 	if (!o.type)
@@ -636,9 +705,11 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 				return perr(err, errlen, -EINVAL, "LUN %s given twice (%u and %u)", urls[i],
 					    j, i);
 	}
-	rc = dir_prepare(dir, err, errlen);
-	if (rc)
+	rc = dir_prepare(dir, &dir_made, err, errlen);
+	if (rc) {
+		dir_undo(dir, dir_made, 0);
 		return rc;
+	}
 	f = calloc(1, sizeof(*f));
 	area = calloc(1, MDS_LABEL_AREA_BYTES);
 	if (!f || !area) {
@@ -728,6 +799,7 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 	}
 	so.map_bytes = o.map_bytes;
 	rc = mds_store_create(dir, f, &so, &store);
+	store_made = 1; /* or partly made */
 	if (rc) {
 		perr(err, errlen, rc, "%s: creating the metadata store: %s", dir, mds_store_strerror(rc));
 		goto out;
@@ -751,6 +823,8 @@ out:
 	mds_store_close(store);
 	for (uint32_t i = 0; i < nluns; i++)
 		blkmap_dev_close(devs[i]);
+	if (rc)
+		dir_undo(dir, dir_made, store_made);
 	free(errs);
 	free(area);
 	free(f);

@@ -33,7 +33,7 @@ static void usage_main(FILE *o)
 		"  status  --pool DIR [--json]   show the LUNs, the volume and the space\n"
 		"  check   --pool DIR [--json]   verify the LUN labels and the metadata store\n\n"
 		"Common options:\n"
-		"  --initiator IQN     iSCSI initiator name (default: blkmap's)\n"
+		"  --initiator IQN     iSCSI initiator name (default: /etc/iscsi/initiatorname.iscsi's)\n"
 		"  --timeout SECONDS   per SCSI command and login (default 10)\n"
 		"  -h, --help          help (also after a command)\n"
 		"  --version           the release (as the only argument)\n\n"
@@ -48,10 +48,11 @@ static void usage_format(FILE *o)
 		"                         [--force] [--map-size SIZE] LUN-URL...\n"
 		"Write a pool label into the first MiB of every LUN (in the order given: that is the volume\n"
 		"order), create the metadata store in DIR (the root directory, all space free) and\n"
-		"DIR/pool.conf. The volume stripes the LUNs' data areas with the stripe unit (default 1M, a\n"
-		"power of two >= 4K), or concatenates them with --concat. --block-size is the layout block\n"
-		"size (default 4K). A LUN that already carries a pool label is refused unless --force; a DIR\n"
-		"that already holds a pool is always refused. SIZE takes K, M, G suffixes (powers of 1024).\n");
+		"DIR/pool.conf (relative LUN paths are stored absolute). The volume stripes the LUNs' data\n"
+		"areas with the stripe unit (default 1M, a power of two >= 4K), or concatenates them with\n"
+		"--concat. --block-size is the layout block size (default 4K). A LUN that already carries a\n"
+		"pool label is refused unless --force; a DIR that already holds a pool is always refused. A\n"
+		"format that fails removes what it made. SIZE takes K, M, G suffixes (powers of 1024).\n");
 }
 
 static void usage_status(FILE *o)

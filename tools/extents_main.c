@@ -2,6 +2,7 @@
  * and through the volume the LUN and LBA range, with per-LUN and fragmentation figures, JSON, an SVG
  * picture, and --verify. Exit status: 0 ok, 1 failure (or a verification mismatch), 2 usage. */
 #include "blkmap/blkmap.h"
+#include "client/pnfs.h"
 #include "proto/log.h"
 #include "tools/extents.h"
 
@@ -188,6 +189,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 		return bad("unexpected argument '%s'", argv[optind]);
 	if (!a->pool && !a->url)
 		return bad("%s", "give a pnfs:// URL or --pool DIR");
+	if (a->url) {
+		struct pnfs_url u;
+		if (pnfs_parse_url(a->url, &u) < 0)
+			return bad("%s: not a valid pnfs://host[:port]/path URL", a->url);
+	}
 	if (a->pool && a->url)
 		return bad("give either a pnfs:// URL or --pool DIR, not both ('%s')", a->url);
 	if (a->pool && !a->have_fileid && !a->path)
@@ -319,6 +325,12 @@ int main(int argc, char **argv)
 	else
 		rc = run_mds(&a, &m, &session);
 	if (rc) {
+		status = 1;
+		goto out;
+	}
+	if (a.off > 0 && a.off >= m.size) {
+		fprintf(stderr, "pnfs-extents: --offset %" PRIu64 " is past the end of %s (%" PRIu64 " bytes)\n", a.off,
+			m.path[0] ? m.path : "the file", m.size);
 		status = 1;
 		goto out;
 	}

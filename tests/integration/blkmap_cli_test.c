@@ -1,12 +1,16 @@
 /* The blkmap command against a real lab: show from an XDR blob and a pool directory, resolve over a
  * portal, map, table, write then read through the engine (bytes checked in the LUN files), apply's
- * one-line skip without device-mapper, and exit status 2 for usage errors, 1 for failures. */
+ * one-line skip without device-mapper, and exit status 2 for usage errors, 1 for failures; --timeout
+ * in seconds; --register-key reading a pool an MDS reserved for SCSI layouts; the initiator name
+ * taken from open-iscsi's initiatorname file by default. */
 #include "blkmap/blkmap_xdr.h"
 #include "tests/blkmap/helpers.h"
 #include "tests/harness.h"
 #include "tests/lab.h"
+#include "tests/mds/mdsd.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +57,7 @@ static void test_cli(void)
 	snprintf(args, sizeof(args), "%s/volume.xdr", pool);
 	write_file(args, buf, len);
 	free(buf);
-	snprintf(common, sizeof(common), "--xdr '%s' --portal iscsi://127.0.0.1:%d --timeout 5000", xdr, lab->port);
+	snprintf(common, sizeof(common), "--xdr '%s' --portal iscsi://127.0.0.1:%d --timeout 5", xdr, lab->port);
 
 	/* show: from the blob and from the pool directory, the same tree */
 	CU_ASSERT_EQUAL(run(&out, "show --xdr ''"), 1);
@@ -124,6 +128,20 @@ static void test_cli(void)
 	snprintf(args, sizeof(args), "read %s", common);
 	CU_ASSERT_EQUAL(run(NULL, args), 2); /* no range */
 	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --timeout zero"), 2);
+	/* --timeout is in seconds: fractions and an ms suffix go, an old millisecond count is refused */
+	snprintf(args, sizeof(args), "show --xdr '%s' --timeout 0.5", xdr);
+	CU_ASSERT_EQUAL(run(NULL, args), 0);
+	snprintf(args, sizeof(args), "show --xdr '%s' --timeout 250ms", xdr);
+	CU_ASSERT_EQUAL(run(NULL, args), 0);
+	snprintf(args, sizeof(args), "show --xdr '%s' --timeout 5000", xdr);
+	CU_ASSERT_EQUAL(run(&out, args), 2);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "it takes seconds now, not milliseconds"));
+	free(out);
+	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --timeout 0"), 2);
+	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --register-key 0"), 2);
+	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --register-key 12345678901234567"), 2);
+	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --register-key xyz"), 2);
+	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --keep-key"), 2);
 	CU_ASSERT_EQUAL(run(&out, "--help"), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: blkmap COMMAND"));
 	free(out);
@@ -144,4 +162,142 @@ static void test_cli(void)
 	lab_down(lab);
 }
 
-TEST_SUITE(blkmap_cli, "integration/blkmap_cli", NULL, NULL, { "cli", test_cli });
+
+/* Whether key is registered on the LUN, and the reservation it carries (seen from a fresh I_T nexus,
+ * which INQUIRY, READ CAPACITY and PERSISTENT RESERVE IN reach under any reservation). */
+static int key_listed(const char *url, uint64_t key, struct blkmap_pr_reservation *r)
+{
+	struct blkmap_ctx *ctx = bmt_ctx(BMT_INITIATOR_B, 5000);
+	struct blkmap_dev *dev = NULL;
+	struct blkmap_pr_keys keys;
+	int found = -1;
+
+	if (blkmap_dev_open(ctx, url, 0, &dev) == 0 && blkmap_pr_read_keys(dev, &keys) == 0 &&
+	    (!r || blkmap_pr_read_reservation(dev, r) == 0)) {
+		found = 0;
+		for (unsigned i = 0; i < keys.nkeys; i++)
+			found |= keys.keys[i] == key;
+	}
+	blkmap_dev_close(dev);
+	blkmap_ctx_destroy(ctx);
+	return found;
+}
+
+/* An MDS that handed out a SCSI layout holds EXCLUSIVE ACCESS - REGISTRANTS ONLY on every LUN, and
+ * keeps it after it stops: blkmap reads the pool only with --register-key, takes the key off again
+ * at exit, and leaves it with --keep-key. */
+static void test_register_key(void)
+{
+	struct lab_opts ram = { .ram = 1 };
+	struct test_lab *lab = lab_up(2, "32M", &ram);
+	const char *dir = test_tmpdir("blkmap-key");
+	struct test_mds *mds;
+	struct blkmap_pr_reservation r;
+	const uint64_t key = 0xc0ffee0123ull;
+	char why[300], src[400], back[400], args[2400], common[1400], devs[1200] = "", *out = NULL, *log;
+	const size_t size = 2 * MIB, span = 16 * MIB;
+	unsigned char *data = malloc(size), *vol = malloc(span);
+	int n = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	mds = tmds_up(lab, "--stripe-unit 256K", NULL, why, sizeof(why));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mds);
+	for (int i = 0; i < lab->nluns; i++)
+		n += snprintf(devs + n, sizeof(devs) - (size_t)n, " --device '%s'", lab->urls[i]);
+	test_fill_random(data, size, 4242);
+	snprintf(src, sizeof(src), "%s/src", dir);
+	snprintf(back, sizeof(back), "%s/back", dir);
+	write_file(src, data, size);
+	/* a client with a SCSI layout (the default) writes straight to the LUNs */
+	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "'%s' -q %s put '%s' pnfs://127.0.0.1:%d/f", test_bin("pnfs"), devs, src,
+				       mds->port), 0);
+	log = tmds_log(mds);
+	CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "SCSI fencing on"));
+	free(log);
+	CU_ASSERT_EQUAL(tmds_stop(mds, SIGTERM), 0);
+	/* the reservation outlives the MDS */
+	CU_ASSERT_EQUAL(key_listed(lab->urls[0], key, &r), 0);
+	CU_ASSERT(r.reserved && r.type == BLKMAP_PR_EXCLUSIVE_ACCESS_REG_ONLY);
+
+	snprintf(common, sizeof(common), "--pool '%s' --portal iscsi://127.0.0.1:%d --timeout 5", mds->pool, lab->port);
+	/* without a key: refused by the target */
+	snprintf(args, sizeof(args), "read %s --offset 0 --length 1M --output '%s'", common, back);
+	CU_ASSERT_EQUAL(run(&out, args), 1);
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "RESERVATION CONFLICT"));
+	if (out && !strstr(out, "RESERVATION CONFLICT"))
+		fprintf(stderr, "\n  blkmap %s said:\n%s", args, out);
+	free(out);
+	/* with one: resolve, then the volume's first 16 MiB hold the file's bytes */
+	snprintf(args, sizeof(args), "resolve %s --register-key %llx", common, (unsigned long long)key);
+	CU_ASSERT_EQUAL(run(&out, args), 0);
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "matched by signature"));
+	free(out);
+	snprintf(args, sizeof(args), "read %s --register-key 0x%llx --offset 0 --length 16M --output '%s'", common,
+		 (unsigned long long)key, back);
+	CU_ASSERT_EQUAL(run(&out, args), 0);
+	free(out);
+	CU_ASSERT_EQUAL_FATAL(bmt_read_file(back, vol, span, 0), 0);
+	{
+		const unsigned char *at = memmem(vol, span, data, 64 << 10);
+		CU_ASSERT_PTR_NOT_NULL(at);
+		CU_ASSERT(at && (size_t)(at - vol) + size <= span && memcmp(at, data, size) == 0);
+	}
+	/* taken off at exit; the reservation is still the MDS's */
+	CU_ASSERT_EQUAL(key_listed(lab->urls[0], key, &r), 0);
+	CU_ASSERT_EQUAL(key_listed(lab->urls[1], key, NULL), 0);
+	CU_ASSERT(r.reserved && r.type == BLKMAP_PR_EXCLUSIVE_ACCESS_REG_ONLY);
+	/* pnfs-admin status reads the labels under it too: it registers the MDS's own key */
+	snprintf(args, sizeof(args), "'%s' status --pool '%s' --timeout 5 2>&1", test_bin("pnfs-admin"), mds->pool);
+	CU_ASSERT_EQUAL(test_run(&out, "%s", args), 0);
+	free(out);
+	/* --keep-key leaves it */
+	snprintf(args, sizeof(args), "resolve %s --register-key %llx --keep-key", common, (unsigned long long)key);
+	CU_ASSERT_EQUAL(run(NULL, args), 0);
+	CU_ASSERT_EQUAL(key_listed(lab->urls[0], key, NULL), 1);
+	CU_ASSERT_EQUAL(key_listed(lab->urls[1], key, NULL), 1);
+	free(data);
+	free(vol);
+	tmds_free(mds);
+	lab_down(lab);
+}
+
+/* Without --initiator, blkmap logs in under the name in open-iscsi's initiatorname file: a target
+ * that admits only that name serves it, and not the made-up name used without the file. */
+static void test_initiator_file(void)
+{
+	struct lab_opts acl = { .initiator = "iqn.1993-08.org.debian:01:feedf00d" };
+	struct test_lab *lab = lab_up(1, "8M", &acl);
+	const char *dir = test_tmpdir("blkmap-iname");
+	char iname[400], vol[400], args[1200], *out = NULL;
+	uint8_t runid[16];
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	test_fill_random(runid, 16, 99);
+	bmt_label_write(lab->files[0], 8 * MIB, runid, 0);
+	snprintf(iname, sizeof(iname), "%s/initiatorname.iscsi", dir);
+	snprintf(vol, sizeof(vol), "%s/vol", dir);
+	write_file(iname, "InitiatorName=iqn.1993-08.org.debian:01:feedf00d\n", 49);
+	{
+		char text[200];
+		int n = snprintf(text, sizeof(text), "simple 512:504e465354455354");
+		for (int i = 0; i < 16; i++)
+			n += snprintf(text + n, sizeof(text) - (size_t)n, "%02x", runid[i]);
+		snprintf(text + n, sizeof(text) - (size_t)n, "00000000\n");
+		write_file(vol, text, strlen(text));
+	}
+	snprintf(args, sizeof(args), "PNFS_INITIATORNAME_FILE='%s' '%s' resolve --vol '%s' --portal iscsi://127.0.0.1:%d "
+		 "--timeout 5 2>&1", iname, test_bin("blkmap"), vol, lab->port);
+	CU_ASSERT_EQUAL(test_run(&out, "%s", args), 0);
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "matched by signature"));
+	if (out && !strstr(out, "matched by signature"))
+		fprintf(stderr, "\n  %s said:\n%s", args, out);
+	free(out);
+	snprintf(args, sizeof(args), "PNFS_INITIATORNAME_FILE='%s/none' '%s' resolve --vol '%s' --portal "
+		 "iscsi://127.0.0.1:%d --timeout 5 2>&1", dir, test_bin("blkmap"), vol, lab->port);
+	CU_ASSERT_EQUAL(test_run(&out, "%s", args), 1);
+	free(out);
+	lab_down(lab);
+}
+
+TEST_SUITE(blkmap_cli, "integration/blkmap_cli", NULL, NULL, { "cli", test_cli }, { "register_key", test_register_key },
+	   { "initiator_file", test_initiator_file });

@@ -1,7 +1,7 @@
 /* The pnfs command's failures, as a user meets them: every error path reachable from the command
  * line (bad URLs and usage, files missing here or on the server, refused and lost connections,
  * a server that dies mid-copy, permissions, ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, a full pool,
- * a pool whose LUNs are gone) ends with exit status 1 (2 for usage), and every line it writes to
+ * a pool whose LUNs are gone) ends with exit status 1 (2 for usage and malformed URLs), and every line it writes to
  * standard error gives a reason: text after its last ": ", the way grep -v ': $' would check it.
  * Each case names what its line must say too. Real pnfs-mds on a real tgtd lab; no mocks. */
 #include "client/pnfs.h"
@@ -201,10 +201,12 @@ static void test_usage_and_urls(void)
 	run_case(2, "--io-timeout takes seconds", "--io-timeout 0 ls %s/", url);
 	run_case(2, "--io-timeout takes seconds", "ls %s/ --io-timeout 2x", url);
 	run_case(2, "unrecognized option '--frob'", "--frob ls %s/", url);
-	run_case(1, "pnfs://: not a valid pnfs://host[:port]/path URL", "ls pnfs://");
-	run_case(1, "not a valid pnfs://host[:port]/path URL", "stat pnfs://127.0.0.1:99999/x");
-	run_case(1, "not a valid pnfs://host[:port]/path URL", "rm pnfs://127.0.0.1:12ab/x");
-	run_case(1, "not a valid pnfs://host[:port]/path URL", "cp /etc/hostname pnfs://[::1/x");
+	/* a malformed URL is a usage error too, found before anything runs (the good one is not touched) */
+	run_case(2, "pnfs://: not a valid pnfs://host[:port]/path URL", "ls pnfs://");
+	run_case(2, "not a valid pnfs://host[:port]/path URL", "stat pnfs://127.0.0.1:99999/x");
+	run_case(2, "not a valid pnfs://host[:port]/path URL", "rm pnfs://127.0.0.1:12ab/x");
+	run_case(2, "not a valid pnfs://host[:port]/path URL", "cp /etc/hostname pnfs://[::1/x");
+	run_case(2, "not a valid pnfs://host[:port]/path URL", "rm %s/ns-untouched pnfs://h:0/x", url);
 }
 
 /* ---- reaching the server ----------------------------------------------------------------------- */

@@ -1,8 +1,10 @@
 /* pnfs-admin as users meet it: help and usage errors with exit 2, failures with exit 1 and a
- * message naming the object, and format/status/check on regular-file LUNs (no lab needed). */
+ * message naming the object, and format/status/check on regular-file LUNs (no lab needed); a
+ * relative LUN path stored absolute; a failed format leaves nothing it made behind. */
 #include "tests/harness.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +135,69 @@ static void test_format_status_check_on_files(void)
 	free(out);
 }
 
+/* A LUN named relative to the current directory is stored absolute: the MDS, started anywhere,
+ * opens it, and status from another directory finds it. */
+static void test_format_relative_path(void)
+{
+	const char *d = test_tmpdir("admin-rel");
+	char a[512], conf[600], *out = NULL;
+
+	snprintf(a, sizeof(a), "%s/rel.img", d);
+	make_file(a, 16 << 20);
+	CU_ASSERT_EQUAL(test_run(&out, "cd '%s' && '%s' format --pool pool ./rel.img 2>&1", d, test_bin("pnfs-admin")), 0);
+	free(out);
+	snprintf(conf, sizeof(conf), "grep -qx 'lun 0 %s' '%s/pool/pool.conf'", a, d);
+	CU_ASSERT_EQUAL(test_run(NULL, "%s", conf), 0);
+	CU_ASSERT_EQUAL(test_run(&out, "cd / && '%s' status --pool '%s/pool' 2>&1", test_bin("pnfs-admin"), d), 0);
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, a));
+	free(out);
+	/* an absolute name stays as given (no symlink resolved) */
+	snprintf(conf, sizeof(conf), "%s/link.img", d);
+	CU_ASSERT_EQUAL(symlink(a, conf), 0);
+	CU_ASSERT_EQUAL(test_run(NULL, "'%s' format --force --pool '%s/pool2' '%s' >/dev/null 2>&1", test_bin("pnfs-admin"),
+				 d, conf), 0);
+	CU_ASSERT_EQUAL(test_run(NULL, "grep -qx 'lun 0 %s' '%s/pool2/pool.conf'", conf, d), 0);
+}
+
+/* A format that fails removes the pool directory it made (and leaves one that was there, empty as
+ * it was, with what else it held). */
+static void test_format_failure_cleans_up(void)
+{
+	const char *d = test_tmpdir("admin-undo");
+	char a[512], small[512], args[2048], p[600], *out = NULL;
+	struct stat sb;
+
+	snprintf(a, sizeof(a), "%s/a.img", d);
+	snprintf(small, sizeof(small), "%s/small.img", d);
+	make_file(a, 16 << 20);
+	make_file(small, 4096);
+	/* a LUN that does not open */
+	snprintf(args, sizeof(args), "format --pool %s/new %s %s/missing.img", d, a, d);
+	CU_ASSERT_EQUAL(admin(&out, args), 1);
+	CU_ASSERT_PTR_NOT_NULL(out && strstr(out, "missing.img"));
+	free(out);
+	snprintf(p, sizeof(p), "%s/new", d);
+	CU_ASSERT_NOT_EQUAL(stat(p, &sb), 0);
+	/* a LUN too small for a label and data */
+	snprintf(args, sizeof(args), "format --pool %s/new2 %s", d, small);
+	CU_ASSERT_EQUAL(admin(&out, args), 1);
+	free(out);
+	snprintf(p, sizeof(p), "%s/new2", d);
+	CU_ASSERT_NOT_EQUAL(stat(p, &sb), 0);
+	/* a directory that was there stays, with its own file, and gets no pool file */
+	snprintf(p, sizeof(p), "%s/old", d);
+	CU_ASSERT_EQUAL_FATAL(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/old/keep", d);
+	make_file(p, 1);
+	snprintf(args, sizeof(args), "format --pool %s/old %s/missing.img", d, d);
+	CU_ASSERT_EQUAL(admin(&out, args), 1);
+	free(out);
+	CU_ASSERT_EQUAL(stat(p, &sb), 0);
+	CU_ASSERT_EQUAL(test_run(NULL, "test \"$(ls -A '%s/old')\" = keep", d), 0);
+}
+
 TEST_SUITE(admin_cli, "tools/admin_cli", NULL, NULL,
 	   { "help_and_usage", test_help_and_usage },
-	   { "format_status_check_on_files", test_format_status_check_on_files });
+	   { "format_status_check_on_files", test_format_status_check_on_files },
+	   { "format_relative_path", test_format_relative_path },
+	   { "format_failure_cleans_up", test_format_failure_cleans_up });

@@ -37,6 +37,8 @@ static void test_usage(void)
 		{ "--bogus", "unknown option" },
 		{ "--timeout 0 pnfs://h/a", "bad --timeout '0'" },
 		{ "pnfs://h/a extra", "unexpected argument 'extra'" },
+		{ "pnfs://bad%host/a", "not a valid pnfs://host[:port]/path URL" },
+		{ "pnfs://h:99999/a", "not a valid pnfs://host[:port]/path URL" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -128,6 +130,18 @@ static void test_pool_errors(void)
 		 (unsigned long long)fileid);
 	CU_ASSERT_EQUAL(run(&out, args), 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "--svg /nonexistent/dir/x.svg: No such file or directory"));
+	free(out);
+	/* --offset at or past the end of the file (28192 bytes): nothing there to show */
+	snprintf(args, sizeof(args), "--pool %s --path /f --offset 1M", pool);
+	CU_ASSERT_EQUAL(run(&out, args), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "--offset 1048576 is past the end of /f (28192 bytes)"));
+	free(out);
+	snprintf(args, sizeof(args), "--pool %s --path /f --offset 28192 --offline", pool);
+	CU_ASSERT_EQUAL(run(&out, args), 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "past the end"));
+	free(out);
+	snprintf(args, sizeof(args), "--pool %s --path /f --offset 28191 --offline", pool);
+	CU_ASSERT_EQUAL(run(&out, args), 0);
 	free(out);
 }
 
