@@ -61,7 +61,7 @@ int mds_server_open_pool(struct mds_server *srv, char *err, size_t errlen)
 	int rc, fd;
 
 	blkmap_ctx_opts_init(&bo);
-	bo.initiator_name = "iqn.2024-01.org.pnfs-san:mds";
+	bo.initiator_name = srv->cfg.initiator[0] ? srv->cfg.initiator : MDS_DEFAULT_INITIATOR;
 	bo.timeout_ms = srv->cfg.lun_timeout_s ? srv->cfg.lun_timeout_s * 1000 : 0;
 	rc = blkmap_ctx_create(&bo, &srv->bctx);
 	if (rc) {

@@ -26,6 +26,9 @@ const struct mds_config_key mds_config_keys[] = {
 	{ "lun-timeout", "SECONDS",
 	  "a LUN command (I/O, cache flush) not answered within this fails with an I/O error (default 30, "
 	  "1..3600)" },
+	{ "initiator", "IQN",
+	  "the iSCSI initiator name the MDS logs in to the LUNs with; target ACLs must admit it (default "
+	  "iqn.2024-01.org.pnfs-san:mds)" },
 	{ "max-record", "BYTES", "largest RPC record accepted (default 2097152; K/M suffixes)" },
 	{ "slots", "N", "most fore-channel slots per session (default 64, 1..1024)" },
 	{ "max-connections", "N", "most client connections at once (default 1024)" },
@@ -52,6 +55,7 @@ void mds_config_defaults(struct mds_config *cfg)
 	cfg->lease_time_s = MDS_DEFAULT_LEASE_S;
 	cfg->grace_time_s = 0; /* 0: same as the lease time */
 	cfg->lun_timeout_s = 30;
+	snprintf(cfg->initiator, sizeof(cfg->initiator), "%s", MDS_DEFAULT_INITIATOR);
 	cfg->max_record_bytes = MDS_DEFAULT_MAX_RECORD_BYTES;
 	cfg->max_slots = MDS_DEFAULT_SLOTS;
 	cfg->max_connections = 1024;
@@ -160,6 +164,15 @@ int mds_config_set(struct mds_config *cfg, const char *key, const char *value, c
 	} else if (!strcmp(key, "pid-file")) {
 		expect = "a file path";
 		rc = set_path(cfg->pid_file, sizeof(cfg->pid_file), value);
+	} else if (!strcmp(key, "initiator")) {
+		expect = "an iSCSI name (iqn.YYYY-MM.domain:name or eui.HEX, lower case, at most 223 bytes)";
+		rc = -EINVAL;
+		if (value[0] && strlen(value) < sizeof(cfg->initiator) &&
+		    (!strncmp(value, "iqn.", 4) || !strncmp(value, "eui.", 4) || !strncmp(value, "naa.", 4)) &&
+		    strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789.-:") == strlen(value)) {
+			snprintf(cfg->initiator, sizeof(cfg->initiator), "%s", value);
+			rc = 0;
+		}
 	} else if (!strcmp(key, "log-file")) {
 		expect = "a file path";
 		rc = set_path(cfg->log_file, sizeof(cfg->log_file), value);

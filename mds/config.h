@@ -9,6 +9,7 @@
 
 #include "mds/export.h"
 
+#define MDS_DEFAULT_INITIATOR "iqn.2024-01.org.pnfs-san:mds"
 #define MDS_DEFAULT_PORT 2049
 #define MDS_DEFAULT_LEASE_S 90
 #define MDS_DEFAULT_MAX_RECORD_BYTES (2u << 20)
@@ -28,6 +29,7 @@ struct mds_config {
 	uint32_t lease_time_s;
 	uint32_t grace_time_s;
 	uint32_t lun_timeout_s;             /* blkmap command timeout on the pool's LUNs */
+	char initiator[224];                /* iSCSI initiator name on the LUNs */
 	uint32_t max_record_bytes;          /* largest RPC record accepted; larger closes the connection */
 	uint32_t max_slots;                 /* fore channel slots per session at most */
 	uint32_t max_connections;

@@ -63,6 +63,14 @@ static void test_defaults_and_keys(void)
 	/* 0 turns the login timeout off. */
 	CU_ASSERT_EQUAL(mds_config_set(&c, "login-timeout", "0", err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(c.login_timeout_s, 0);
+	/* The initiator name the LUNs see: a default that target ACLs can list, and a chosen one. */
+	mds_config_defaults(&c);
+	CU_ASSERT_STRING_EQUAL(c.initiator, "iqn.2024-01.org.pnfs-san:mds");
+	CU_ASSERT_EQUAL(mds_config_set(&c, "initiator", "iqn.2026-12.example:mds1", err, sizeof(err)), 0);
+	CU_ASSERT_STRING_EQUAL(c.initiator, "iqn.2026-12.example:mds1");
+	CU_ASSERT_EQUAL(mds_config_set(&c, "initiator", "Not An IQN", err, sizeof(err)), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "iSCSI name"));
+	CU_ASSERT_STRING_EQUAL(c.initiator, "iqn.2026-12.example:mds1");
 }
 
 static void expect_error(const char *text, const char *want1, const char *want2)
