@@ -8,7 +8,7 @@ DESTDIR ?=
 CC      ?= cc
 SAN     ?=
 
-PKGS := libiscsi libtirpc lmdb cunit devmapper
+PKGS := libiscsi libtirpc lmdb cunit devmapper fuse3
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -149,7 +149,7 @@ $(BUILD)/lib/%.a:
 
 $(BUILD)/bin/blkmap: $(BUILD)/blkmap/blkmap_main.o $(LINK_blkmap)
 $(BUILD)/bin/pnfs-mds: $(BUILD)/mds/mds_main.o $(LINK_mds)
-$(BUILD)/bin/pnfs: $(BUILD)/client/pnfs_main.o $(LINK_client)
+$(BUILD)/bin/pnfs: $(BUILD)/client/pnfs_main.o $(BUILD)/client/mount_main.o $(LINK_client)
 $(BUILD)/bin/pnfs-extents: $(BUILD)/tools/extents_main.o $(LINK_tools)
 $(BUILD)/bin/pnfs-admin: $(BUILD)/tools/admin_main.o $(LINK_tools)
 $(addprefix $(BUILD)/bin/,$(PROGRAMS)):

@@ -244,6 +244,10 @@ void pc_fattr_to_stat(const struct proto_fattr *fa, struct pnfs_stat *st);
 /* Build a fattr4 with mode (and optionally size) in c's arena. */
 int pc_fattr_mode(struct pc_compound *c, fattr4 *out, int with_mode, uint32_t mode, int with_size,
 		  uint64_t size);
+/* time_access_set / time_modify_set from utimensat-style times (UTIME_NOW: the server's clock,
+ * UTIME_OMIT: left alone). */
+struct timespec;
+int pc_fattr_times(struct pc_compound *c, fattr4 *out, const struct timespec ts[2]);
 
 /* ---- calls and their completion --------------------------------------------------------------- */
 

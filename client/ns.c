@@ -202,6 +202,23 @@ int pnfs_chmod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, 
 	return 0;
 }
 
+int pnfs_utimens_async(struct pnfs_context *ctx, const char *path, const struct timespec ts[2], pnfs_cb cb,
+		       void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	struct pc_compound *c = path_compound(nc, "utimens", path, 0, NULL, status_done);
+	nfs_argop4 *op;
+
+	if (!c)
+		return 0;
+	c->cachethis = 1;
+	op = pc_add(c, OP_SETATTR);
+	if (op && pc_fattr_times(c, &op->nfs_argop4_u.opsetattr.obj_attributes, ts) < 0)
+		c->status = -ENOMEM;
+	pc_submit(c);
+	return 0;
+}
+
 /* ---- mkdir, unlink, rename, symlink ------------------------------------------------------------ */
 
 int pnfs_mkdir_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb, void *private_data)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define BIT(b) (1u << ((b) % 32))
 
@@ -153,12 +154,41 @@ int pc_attr_decode(const fattr4 *in, struct proto_fattr *fa, struct pnfs_stat *s
 	return 0;
 }
 
+static int fattr_encode(struct pc_compound *c, fattr4 *out, struct proto_fattr *fa);
+
+static void settime(settime4 *st, const struct timespec *ts)
+{
+	if (ts->tv_nsec == UTIME_NOW) {
+		st->set_it = SET_TO_SERVER_TIME4;
+	} else {
+		st->set_it = SET_TO_CLIENT_TIME4;
+		st->settime4_u.time.seconds = ts->tv_sec;
+		st->settime4_u.time.nseconds = (uint32_t)ts->tv_nsec;
+	}
+}
+
+int pc_fattr_times(struct pc_compound *c, fattr4 *out, const struct timespec ts[2])
+{
+	struct proto_fattr *fa = pc_alloc(c, sizeof(*fa));
+
+	if (!fa)
+		return -ENOMEM;
+	memset(fa, 0, sizeof(*fa));
+	if (ts[0].tv_nsec != UTIME_OMIT) {
+		settime(&fa->time_access_set, &ts[0]);
+		proto_fattr_set(fa, FATTR4_TIME_ACCESS_SET);
+	}
+	if (ts[1].tv_nsec != UTIME_OMIT) {
+		settime(&fa->time_modify_set, &ts[1]);
+		proto_fattr_set(fa, FATTR4_TIME_MODIFY_SET);
+	}
+	return fattr_encode(c, out, fa);
+}
+
 int pc_fattr_mode(struct pc_compound *c, fattr4 *out, int with_mode, uint32_t mode, int with_size,
 		  uint64_t size)
 {
 	struct proto_fattr *fa = pc_alloc(c, sizeof(*fa));
-	fattr4 tmp;
-	int rc;
 
 	if (!fa)
 		return -ENOMEM;
@@ -171,6 +201,15 @@ int pc_fattr_mode(struct pc_compound *c, fattr4 *out, int with_mode, uint32_t mo
 		fa->size = size;
 		proto_fattr_set(fa, FATTR4_SIZE);
 	}
+	return fattr_encode(c, out, fa);
+}
+
+/* fa encoded into out, the encoding moved into the compound's arena. */
+static int fattr_encode(struct pc_compound *c, fattr4 *out, struct proto_fattr *fa)
+{
+	fattr4 tmp;
+	int rc;
+
 	rc = proto_fattr_encode(fa, NULL, &tmp);
 	if (rc < 0)
 		return rc;

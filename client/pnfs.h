@@ -146,6 +146,11 @@ int pnfs_statfs(struct pnfs_context *ctx, const char *path, struct pnfs_statfs *
 int pnfs_chmod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb,
 		     void *private_data);
 int pnfs_chmod(struct pnfs_context *ctx, const char *path, uint32_t mode);
+/* Set the access and modify times as utimensat(2) does: ts[0] access, ts[1] modify; tv_nsec
+ * UTIME_NOW sets the server's time, UTIME_OMIT leaves that time alone. */
+int pnfs_utimens_async(struct pnfs_context *ctx, const char *path, const struct timespec ts[2], pnfs_cb cb,
+		       void *private_data);
+int pnfs_utimens(struct pnfs_context *ctx, const char *path, const struct timespec ts[2]);
 
 /* ---- namespace ----------------------------------------------------------------------------- */
 

@@ -2,6 +2,7 @@
  * manner of libnfs's nfs-cp/nfs-ls. Remote files are pnfs://host[:port]/path URLs; copies keep several
  * chunks in flight on the context's loop so the data path (direct LUN I/O or the MDS) stays busy.
  * Exit status: 0 ok, 1 failure, 2 usage. */
+#include "client/mount.h"
 #include "client/pnfs.h"
 #include "proto/log.h"
 
@@ -80,6 +81,8 @@ static void usage(FILE *f)
 		"  mkdir [-p] URL...   make directories\n"
 		"  mv URL URL          rename within a server\n"
 		"  df URL              space and layout support of the file system\n"
+		"  mount URL DIR [-f] [-o OPTS]  the server's PATH as a file system (FUSE); 'pnfs mount\n"
+		"                      --help' for more. umount DIR: unmount it\n"
 		"  config              the settings in force and where each comes from\n"
 		"pnfs:///path (no host) names a path on the default server (mds in client.conf, PNFS_MDS).\n"
 		"\n"
@@ -1496,6 +1499,24 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		die_usage("no command given");
 	cmd = argv[optind++];
+	if (strcmp(cmd, "mount") == 0 || strcmp(cmd, "umount") == 0) {
+		/* FUSE's options (-o, -f) follow these commands: they parse their own arguments. */
+		struct pnfs_opts po;
+		proto_log_set_level(o.verbose >= 2 ? PROTO_LOG_DEBUG : o.verbose ? PROTO_LOG_INFO : PROTO_LOG_WARN);
+		if (strcmp(cmd, "umount") == 0)
+			return pnfs_cli_umount(argc - optind, argv + optind);
+		settings_load();
+		pnfs_opts_init(&po);
+		po.mds_io = o.mds_io;
+		po.portals = o.portals;
+		po.nportals = o.nportals;
+		po.devices = o.devices;
+		po.ndevices = o.ndevices;
+		po.initiator_name = o.initiator;
+		if (o.io_timeout_ms)
+			po.io_timeout_ms = o.io_timeout_ms;
+		return pnfs_cli_mount(argc - optind, argv + optind, &po);
+	}
 	{
 		/* Options after the command. */
 		int sub_argc = argc - optind + 1;

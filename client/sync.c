@@ -95,6 +95,11 @@ int pnfs_chmod(struct pnfs_context *ctx, const char *path, uint32_t mode)
 	SYNC(pnfs_chmod_async(ctx, path, mode, sync_cb, &s));
 }
 
+int pnfs_utimens(struct pnfs_context *ctx, const char *path, const struct timespec ts[2])
+{
+	SYNC(pnfs_utimens_async(ctx, path, ts, sync_cb, &s));
+}
+
 int pnfs_mkdir(struct pnfs_context *ctx, const char *path, uint32_t mode)
 {
 	SYNC(pnfs_mkdir_async(ctx, path, mode, sync_cb, &s));
