@@ -1,6 +1,7 @@
 /* pnfs: the command-line client (cp, cat, put, get, ls, stat, rm, mkdir, mv, df) on libpnfs, in the
  * manner of libnfs's nfs-cp/nfs-ls. Remote files are pnfs://host[:port]/path URLs; copies keep several
- * chunks in flight on the context's loop so the data path (direct LUN I/O or the MDS) stays busy.
+ * chunks in flight on the context's loop so the data path (direct LUN I/O or the MDS) stays busy, and
+ * write a temporary beside the destination that is renamed over it only once complete.
  * Exit status: 0 ok, 1 failure, 2 usage. */
 #include "client/pnfs.h"
 #include "proto/log.h"
@@ -83,11 +84,16 @@ static void usage(FILE *f)
 		"when the server hands out layouts, through the server otherwise.\n"
 		"\n"
 		"Commands (remote files are pnfs://host[:port]/path, port 2049 by default):\n"
-		"  cp SRC DST          copy a file: local to remote, remote to local, remote to remote\n"
-		"  put LOCAL URL       copy a local file to the server (DST may be a directory)\n"
-		"  get URL LOCAL       copy a file from the server (\"-\": standard output)\n"
+		"  cp [-r] SRC DST     copy a file: local to remote, remote to local, remote to remote; with -r\n"
+		"                      a directory tree between this host and a server (files, directories,\n"
+		"                      symlinks). The copy is written under a temporary name beside DST\n"
+		"                      (.NAME.pnfs-XXXXXX on the server, .NAME.XXXXXX here) and renamed over\n"
+		"                      it once complete; a failed or interrupted copy leaves DST as it was.\n"
+		"                      A copy of a file onto itself is refused\n"
+		"  put [-r] LOCAL URL  copy a local file (or tree) to the server (DST may be a directory)\n"
+		"  get [-r] URL LOCAL  copy a file (or tree) from the server (\"-\": standard output)\n"
 		"  cat URL...          write files to standard output\n"
-		"  ls [-l] URL         list a directory (or show one file)\n"
+		"  ls [-l] [-h] URL    list a directory (or show one file); -h: sizes as 1.5K, 3.0M\n"
 		"  stat URL...         show attributes\n"
 		"  rm URL...           remove files, symlinks or empty directories\n"
 		"  mkdir [-p] URL...   make directories\n"
@@ -99,6 +105,10 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  --mds-io             all file data through the MDS (no layouts)\n"
 		"  --json               machine-readable output (ls, stat, df)\n"
+		"  -r, -R, --recursive  cp, put, get: copy a directory tree\n"
+		"  --inplace            cp, put, get: write the destination itself, not a temporary renamed\n"
+		"                       over it (an interrupted copy then leaves it partly written)\n"
+		"  --human-readable     ls -l: sizes in K, M, G... (as ls -h)\n"
 		"  --portal URL         iSCSI portal iscsi://host[:port] to find layout volumes on (repeatable)\n"
 		"  --device SPEC        iSCSI LUN URL, block device or file that may hold a volume (repeatable)\n"
 		"  --initiator IQN      iSCSI initiator name for the data path\n"
@@ -1025,7 +1035,8 @@ static int local_tmp_open(const struct loc *dst, char *tmp, size_t len)
 	memcpy(tmp + strlen(tmp) - 6, "XXXXXX", 6);
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
-		fprintf(stderr, "pnfs: %s: cannot create a temporary file beside it: %s\n", dst->shown, strerror(errno));
+		fprintf(stderr, "pnfs: %s: %s (creating the temporary %s to write it through%s)\n", dst->shown,
+			strerror(errno), tmp, errno == EACCES || errno == EPERM ? "; --inplace writes the file itself" : "");
 	return fd;
 }
 
