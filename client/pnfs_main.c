@@ -1055,6 +1055,7 @@ static int same_remote_file(struct pnfs_fh *src, const struct loc *dst)
  * directly). 0 or -errno; failures are said on stderr. */
 static int copy_file(const struct loc *src, const struct loc *dst)
 {
+	struct loc through;
 	struct copy cp;
 	char tmp[4400];
 	uint32_t src_mode = 0666, dst_mode;
@@ -1139,6 +1140,15 @@ static int copy_file(const struct loc *src, const struct loc *dst)
 	} else {
 		struct stat st;
 		int direct = o.inplace;
+		char *real;
+		if (!direct && lstat(dst->path, &st) == 0 && S_ISLNK(st.st_mode) && stat(dst->path, &st) == 0 &&
+		    S_ISREG(st.st_mode) && (real = realpath(dst->path, NULL))) {
+			/* a link to a file: the file is replaced and the link kept, as cp writes through it */
+			through = *dst;
+			snprintf(through.path, sizeof(through.path), "%s", real);
+			free(real);
+			dst = &through;
+		}
 		if (stat(dst->path, &st) == 0) {
 			dst_exists = 1;
 			if (S_ISREG(st.st_mode))

@@ -423,6 +423,21 @@ static void test_inplace_writes_directly(void)
 		CU_ASSERT_STRING_EQUAL(m1, m2);
 		unlink(l);
 	}
+	/* a local symlink to a file: the file is replaced, the link stays */
+	{
+		char target[500], link[500];
+		struct stat st;
+		snprintf(target, sizeof(target), "%s/inpl.target", tmp);
+		snprintf(link, sizeof(link), "%s/inpl.link", tmp);
+		CU_ASSERT_EQUAL(ct_write_file(target, "old", 3), 0);
+		CU_ASSERT_EQUAL(symlink("inpl.target", link), 0);
+		run_ok("%s get %s '%s'", devs, d, link);
+		CU_ASSERT(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+		md5_local(target, m1);
+		CU_ASSERT_STRING_EQUAL(m1, m2);
+		unlink(link);
+		unlink(target);
+	}
 	CU_ASSERT_EQUAL(local_count(tmp, ".inpl"), 0);
 	unlink(a);
 	unlink(b);
