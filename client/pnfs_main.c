@@ -1934,7 +1934,7 @@ static int cmd_config(void)
 /* ---- main ------------------------------------------------------------------------------------- */
 
 enum { OPT_MDS_IO = 256, OPT_JSON, OPT_PORTAL, OPT_DEVICE, OPT_INITIATOR, OPT_IO_TIMEOUT, OPT_PROGRESS, OPT_STATS,
-       OPT_INPLACE, OPT_HUMAN };
+       OPT_INPLACE, OPT_HUMAN, OPT_HELP };
 
 /* One option (before or after the command): -1 taken, else the exit status (help, or a bad one). */
 static int take_opt(int c)
@@ -1973,7 +1973,7 @@ static int take_opt(int c)
 	case 'r': case 'R': o.recursive = 1; break;
 	case OPT_INPLACE: o.inplace = 1; break;
 	case OPT_HUMAN: o.human = 1; break;
-	case 'h': usage(stdout); return 0;
+	case 'h': case OPT_HELP: usage(stdout); return 0;
 	default: fprintf(stderr, "Try 'pnfs --help'.\n"); return 2;
 	}
 	return -1;
@@ -1995,7 +1995,7 @@ int main(int argc, char **argv)
 		{ "recursive", no_argument, NULL, 'r' },
 		{ "inplace", no_argument, NULL, OPT_INPLACE },
 		{ "human-readable", no_argument, NULL, OPT_HUMAN },
-		{ "help", no_argument, NULL, 'h' },
+		{ "help", no_argument, NULL, OPT_HELP }, /* not 'h': that is ls -h */
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd;

@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -531,6 +532,34 @@ static void test_fifo_source(void)
 		CU_ASSERT_EQUAL(remote_count(dir, "copy"), 3);
 		remote_empty(dir);
 	}
+	/* a FIFO whose writer sends nothing: SIGINT ends the copy blocked reading it, nothing is left */
+	{
+		char dir[200], errf[500], errtxt[4096] = "";
+		int status = 0;
+		pid_t w = fork(), pid;
+		CU_ASSERT_FATAL(w >= 0);
+		if (w == 0) {
+			int fd = open(fifo, O_WRONLY);
+			sleep(60);
+			_exit(fd < 0);
+		}
+		snprintf(dir, sizeof(dir), "%s/fifo", url);
+		snprintf(d, sizeof(d), "%s/fifo/stalled", url);
+		snprintf(errf, sizeof(errf), "%s/stalled.err", tmp);
+		pid = ct_cp_start(devs, fifo, d, errf);
+		CU_ASSERT_FATAL(pid > 0);
+		for (int i = 0; i < 1000 && remote_count(dir, ".stalled.pnfs-") == 0; i++)
+			usleep(10000);
+		CU_ASSERT_EQUAL(remote_count(dir, ".stalled.pnfs-"), 1);
+		kill(pid, SIGINT);
+		CU_ASSERT_EQUAL(ct_cp_wait(pid, 0, 30, &status, errf, errtxt, sizeof(errtxt)), 0);
+		CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+		CU_ASSERT_EQUAL(remote_count(dir, ".stalled"), 0);
+		CU_ASSERT_EQUAL(remote_count(dir, "stalled"), 0);
+		kill(w, SIGKILL);
+		waitpid(w, NULL, 0);
+		unlink(errf);
+	}
 	unlink(fifo);
 	unlink(src);
 }
@@ -612,6 +641,10 @@ static void test_ls_long_human(void)
 	out = pnfs_out("--human-readable ls -l %s/lsh/three", url);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, " 3.0M "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "three"));
+	free(out);
+	/* after ls, -h is human-readable sizes; --help is still the usage */
+	out = pnfs_out("ls --help");
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "Usage: pnfs"));
 	free(out);
 	/* the numbers stay numbers in JSON */
 	out = pnfs_out("--json ls %s/lsh", url);
