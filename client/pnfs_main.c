@@ -85,8 +85,8 @@ static void usage(FILE *f)
 		"\n"
 		"Commands (remote files are pnfs://host[:port]/path, port 2049 by default):\n"
 		"  cp [-r] SRC DST     copy a file: local to remote, remote to local, remote to remote; with -r\n"
-		"                      a directory tree between this host and a server (files, directories,\n"
-		"                      symlinks). The copy is written under a temporary name beside DST\n"
+		"                      a directory tree, the same ways (files, directories, symlinks;\n"
+		"                      not into itself). The copy is written under a temporary name beside DST\n"
 		"                      (.NAME.pnfs-XXXXXX on the server, .NAME.XXXXXX here) and renamed over\n"
 		"                      it once complete; a failed or interrupted copy leaves DST as it was.\n"
 		"                      A copy of a file onto itself is refused\n"
@@ -1423,6 +1423,38 @@ static int loc_stat(const struct loc *l, enum pnfs_ftype *type, uint32_t *mode)
 	}
 }
 
+/* Is the tree copy's destination dst (or, when it does not exist yet, its parent) the source
+ * directory src or inside it, on the same server? Walked up with ".." (LOOKUPP) to the root, comparing
+ * identities, so that no spelling hides it. 1 yes, 0 no. */
+static int remote_inside(const struct loc *src, const struct loc *dst)
+{
+	struct pnfs_identity s, root, id;
+	char p[4400];
+	char *slash;
+
+	if (pnfs_identity(src->ctx, src->path, &s) < 0 || pnfs_identity(dst->ctx, "/", &root) < 0)
+		return 0;
+	snprintf(p, sizeof(p), "%s", dst->path);
+	if (pnfs_identity(dst->ctx, p, &id) < 0) {
+		slash = strrchr(p, '/');
+		if (!slash)
+			return 0;
+		slash[slash == p ? 1 : 0] = 0;
+		if (pnfs_identity(dst->ctx, p, &id) < 0)
+			return 0;
+	}
+	for (int depth = 0; depth < 256; depth++) {
+		if (pnfs_identity_equal(&id, &s))
+			return 1;
+		if (pnfs_identity_equal(&id, &root) || strlen(p) + 4 >= sizeof(p))
+			return 0;
+		strcat(p, "/..");
+		if (pnfs_identity(dst->ctx, p, &id) < 0)
+			return 0;
+	}
+	return 0;
+}
+
 static int arg_loc(const char *arg, struct loc *l)
 {
 	memset(l, 0, sizeof(*l));
@@ -1458,16 +1490,17 @@ static int cmd_copy(const char *src, const char *dst)
 	dst_is_dir = strcmp(d.path, "-") != 0 && loc_stat(&d, &dtype, &dmode) == 0 && dtype == PNFS_DIR;
 	name = last_name(s.path, nbuf, sizeof(nbuf));
 	if (o.recursive && stype == PNFS_DIR) {
-		if (s.remote && d.remote) {
-			fprintf(stderr, "pnfs: cp -r: %s: a tree is copied between a server and this host, not from one "
-				"server path to another\n", src);
-			return 1;
-		}
 		/* like cp -r: into an existing directory, else as the new directory DST */
 		if (dst_is_dir && *name && strcmp(name, ".") && strcmp(name, "..")) {
 			struct loc in = d;
 			if (loc_child(&in, name, &d) < 0)
 				return 1;
+		}
+		if (s.remote && d.remote && remote_inside(&s, &d)) {
+			/* it would copy its own copy, without end */
+			fprintf(stderr, "pnfs: cp -r: %s is inside %s: cannot copy a directory into itself\n", d.shown,
+				src);
+			return 1;
 		}
 		return copy_tree(&s, &d, smode) < 0 ? 1 : 0;
 	}

@@ -754,8 +754,21 @@ static void test_tree_copies(void)
 	run_ok("%s cp -r %s/trees/withfifo '%s'", devs, url, back);
 	unlink(fifo);
 	check_tree(src, back);
-	/* server to server: refused */
-	run_fails("not from one server path to another", "cp -r %s/trees/tree %s/trees/again", url, url);
+	/* server to server, and back to check */
+	run_ok("%s cp -r %s/trees/tree %s/trees/again", devs, url, url);
+	test_run(NULL, "rm -rf '%s'", back);
+	run_ok("%s cp -r %s/trees/again '%s'", devs, url, back);
+	check_tree(src, back);
+	/* a tree into itself (under any spelling, through another name of the server): refused */
+	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/tree/sub", url, url);
+	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/tree/sub/new", url, url);
+	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/", url, url);
+	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree pnfs://localhost:%d/trees/./tree/sub/deeper",
+		  url, mds->port);
+	out = pnfs_out("ls %s/trees/tree/sub", url);
+	CU_ASSERT_PTR_NULL(strstr(out, "new"));
+	CU_ASSERT_PTR_NULL(strstr(out, "tree"));
+	free(out);
 	test_run(NULL, "rm -rf '%s' '%s' '%s' '%s/tree'", src, back, back2, tmp);
 }
 
