@@ -287,6 +287,41 @@ static void test_self_copy_refused(void)
 	unlink(src);
 }
 
+/* The library's side: pnfs_identity() through two contexts (two names of the server) and of an open
+ * file agree for one file, and differ for two. */
+static void test_identity_api(void)
+{
+	NEED_LAB();
+	struct pnfs_context *a = NULL, *b = NULL;
+	struct pnfs_identity i1, i2, i3, i4;
+	struct pnfs_fh *fh = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(NULL, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(NULL, &b), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(a, "127.0.0.1", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(b, "localhost", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL(pnfs_mkdir(a, "/ident", 0755), 0);
+	CU_ASSERT_EQUAL(pnfs_open(a, "/ident/one", O_CREAT | O_WRONLY, 0644, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_close(a, fh), 0);
+	CU_ASSERT_EQUAL(pnfs_open(a, "/ident/two", O_CREAT | O_WRONLY, 0644, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_identity(a, "/ident/one", &i1), 0);
+	CU_ASSERT_EQUAL(pnfs_identity(b, "/ident/../ident/./one", &i2), 0);
+	CU_ASSERT_EQUAL(pnfs_identity(b, "/ident/two", &i3), 0);
+	CU_ASSERT_EQUAL(pnfs_fh_identity(fh, &i4), 0);
+	CU_ASSERT(i1.major_len > 0 && i1.fh_len > 0);
+	CU_ASSERT_EQUAL(pnfs_identity_equal(&i1, &i2), 1);
+	CU_ASSERT_EQUAL(pnfs_identity_equal(&i1, &i3), 0);
+	CU_ASSERT_EQUAL(pnfs_identity_equal(&i3, &i4), 1);
+	CU_ASSERT_EQUAL(pnfs_identity(a, "/ident/none", &i4), -ENOENT);
+	CU_ASSERT_EQUAL(pnfs_close(a, fh), 0);
+	CU_ASSERT_EQUAL(pnfs_unlink(a, "/ident/one"), 0);
+	CU_ASSERT_EQUAL(pnfs_unlink(a, "/ident/two"), 0);
+	pnfs_umount(a);
+	pnfs_umount(b);
+	pnfs_context_destroy(a);
+	pnfs_context_destroy(b);
+}
+
 /* ---- temporaries and renames ------------------------------------------------------------------- */
 
 /* A copy through the relay px, stalled after 8 MiB, then sent sig: it ends, by the signal. down: the
@@ -774,6 +809,7 @@ static void test_tree_copies(void)
 
 TEST_SUITE(client_copy, "integration/client_copy", suite_init, suite_clean,
 	   { "self_copy_refused", test_self_copy_refused },
+	   { "identity_api", test_identity_api },
 	   { "interrupted_put_keeps_destination", test_interrupted_put_keeps_destination },
 	   { "inplace_writes_directly", test_inplace_writes_directly },
 	   { "interrupted_get", test_interrupted_get },
