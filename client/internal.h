@@ -434,6 +434,10 @@ struct pnfs_context {
 	clientid4 clientid;
 	sequenceid4 create_seq;
 	uint32_t eir_flags;
+	/* EXCHANGE_ID's server_owner major id and server scope: who the server is, whatever name or
+	 * address reached it (RFC 8881 §2.10.5) */
+	uint8_t server_major[NFS4_OPAQUE_LIMIT], server_scope[NFS4_OPAQUE_LIMIT];
+	uint32_t server_major_len, server_scope_len;
 	int have_clientid, have_session;
 	sessionid4 sessionid;
 	uint32_t fore_maxreq, fore_maxresp, fore_maxops;

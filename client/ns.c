@@ -1,4 +1,4 @@
-/* Namespace calls: stat, statfs, chmod, mkdir, unlink, rename, symlink, readlink and whole-directory
+/* Namespace calls: stat, identity, statfs, chmod, mkdir, unlink, rename, symlink, readlink and whole-directory
  * reads. Each is one compound (a READDIR is one per batch of entries) built on the path walk. */
 #include "client/internal.h"
 
@@ -10,6 +10,7 @@
 struct ns_call {
 	struct pc_call call;
 	struct pnfs_stat st;
+	struct pnfs_identity id;
 	struct pnfs_statfs sf;
 	char *text;
 	struct pnfs_dir *dir;
@@ -129,6 +130,64 @@ int pnfs_stat_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void
 	pc_add_getattr(c, &pc_attrs_stat);
 	pc_submit(c);
 	return 0;
+}
+
+/* ---- identity --------------------------------------------------------------------------------- */
+
+static void identity_server(struct pnfs_context *ctx, struct pnfs_identity *id)
+{
+	id->major_len = ctx->server_major_len;
+	memcpy(id->major, ctx->server_major, id->major_len);
+	id->scope_len = ctx->server_scope_len;
+	memcpy(id->scope, ctx->server_scope, id->scope_len);
+}
+
+static void identity_done(struct pc_compound *c)
+{
+	struct ns_call *nc = c->priv;
+	nfs_resop4 *gfh = pc_res_op(c, OP_GETFH);
+	int rc = c->status;
+
+	if (rc < 0) {
+		pc_compound_err(c);
+	} else if (!gfh || gfh->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object.nfs_fh4_len > sizeof(nc->id.fh)) {
+		rc = pc_err(c->ctx, -EPROTO, "%s: bad GETFH reply", c->what);
+	} else {
+		nfs_fh4 *f = &gfh->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
+		memset(&nc->id, 0, sizeof(nc->id));
+		identity_server(c->ctx, &nc->id);
+		nc->id.fh_len = f->nfs_fh4_len;
+		memcpy(nc->id.fh, f->nfs_fh4_val, f->nfs_fh4_len);
+	}
+	pc_compound_free(c);
+	ns_done(nc, rc, rc < 0 ? NULL : &nc->id);
+}
+
+int pnfs_identity_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	struct pc_compound *c = path_compound(nc, "lookup", path, 0, NULL, identity_done);
+	if (!c)
+		return 0;
+	pc_add_getfh(c);
+	pc_submit(c);
+	return 0;
+}
+
+int pnfs_fh_identity(struct pnfs_fh *fh, struct pnfs_identity *out)
+{
+	memset(out, 0, sizeof(*out));
+	identity_server(fh->ctx, out);
+	out->fh_len = fh->fhlen;
+	memcpy(out->fh, fh->fh, fh->fhlen);
+	return 0;
+}
+
+int pnfs_identity_equal(const struct pnfs_identity *a, const struct pnfs_identity *b)
+{
+	return a->major_len == b->major_len && a->scope_len == b->scope_len && a->fh_len == b->fh_len &&
+	       a->fh_len > 0 && memcmp(a->major, b->major, a->major_len) == 0 &&
+	       memcmp(a->scope, b->scope, a->scope_len) == 0 && memcmp(a->fh, b->fh, a->fh_len) == 0;
 }
 
 static void statfs_done(struct pc_compound *c)

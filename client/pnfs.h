@@ -152,6 +152,23 @@ int pnfs_utimens_async(struct pnfs_context *ctx, const char *path, const struct 
 		       void *private_data);
 int pnfs_utimens(struct pnfs_context *ctx, const char *path, const struct timespec ts[2]);
 
+/* What an object is, to tell whether two names (through one context or two) are one file: the
+ * server's identity from EXCHANGE_ID (server_owner major id and server scope) and the object's NFS
+ * file handle. Equal identities are the same object on the same server (RFC 8881 §2.10.5), whatever
+ * host name, address, port or spelling of the path led to it. */
+struct pnfs_identity {
+	uint32_t major_len, scope_len, fh_len;
+	uint8_t major[1024], scope[1024];
+	uint8_t fh[128];
+};
+/* data: struct pnfs_identity * (LOOKUP and GETFH; a final symlink is not followed) */
+int pnfs_identity_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data);
+int pnfs_identity(struct pnfs_context *ctx, const char *path, struct pnfs_identity *out);
+/* The identity of an open file. Returns 0. */
+int pnfs_fh_identity(struct pnfs_fh *fh, struct pnfs_identity *out);
+/* 1 when a and b name the same object on the same server, else 0. */
+int pnfs_identity_equal(const struct pnfs_identity *a, const struct pnfs_identity *b);
+
 /* ---- namespace ----------------------------------------------------------------------------- */
 
 int pnfs_mkdir_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb,

@@ -1,16 +1,21 @@
 /* pnfs: the command-line client (cp, cat, put, get, ls, stat, rm, mkdir, mv, df) on libpnfs, in the
  * manner of libnfs's nfs-cp/nfs-ls. Remote files are pnfs://host[:port]/path URLs; copies keep several
- * chunks in flight on the context's loop so the data path (direct LUN I/O or the MDS) stays busy.
+ * chunks in flight on the context's loop so the data path (direct LUN I/O or the MDS) stays busy, and
+ * write a temporary beside the destination that is renamed over it only once complete.
  * Exit status: 0 ok, 1 failure, 2 usage. */
 #include "client/mount.h"
 #include "client/pnfs.h"
 #include "proto/log.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,7 +35,7 @@
 #define MAX_CTX 4
 
 struct opts {
-	int mds_io, json, quiet, progress, verbose, stats, long_list, parents;
+	int mds_io, json, quiet, progress, verbose, stats, long_list, parents, human, recursive, inplace;
 	const char *portals[16];
 	unsigned nportals;
 	const char *devices[64];
@@ -42,6 +47,10 @@ struct opts {
 
 static struct opts o;
 
+/* SIGINT, SIGTERM or SIGHUP during a copy: it stops, its temporary is removed, and the signal is
+ * raised again at the end. */
+static volatile sig_atomic_t stop_signal;
+
 /* One context per server. */
 struct server {
 	char host[256];
@@ -50,6 +59,11 @@ struct server {
 };
 static struct server servers[MAX_CTX];
 static unsigned nservers;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
 
 static void die_usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void die_usage(const char *fmt, ...)
@@ -71,11 +85,16 @@ static void usage(FILE *f)
 		"when the server hands out layouts, through the server otherwise.\n"
 		"\n"
 		"Commands (remote files are pnfs://host[:port]/path, port 2049 by default):\n"
-		"  cp SRC DST          copy a file: local to remote, remote to local, remote to remote\n"
-		"  put LOCAL URL       copy a local file to the server (DST may be a directory)\n"
-		"  get URL LOCAL       copy a file from the server (\"-\": standard output)\n"
+		"  cp [-r] SRC DST     copy a file: local to remote, remote to local, remote to remote; with -r\n"
+		"                      a directory tree, the same ways (files, directories, symlinks;\n"
+		"                      not into itself). The copy is written under a temporary name beside DST\n"
+		"                      (.NAME.pnfs-XXXXXX on the server, .NAME.XXXXXX here) and renamed over\n"
+		"                      it once complete; a failed or interrupted copy leaves DST as it was.\n"
+		"                      A copy of a file onto itself is refused\n"
+		"  put [-r] LOCAL URL  copy a local file (or tree) to the server (DST may be a directory)\n"
+		"  get [-r] URL LOCAL  copy a file (or tree) from the server (\"-\": standard output)\n"
 		"  cat URL...          write files to standard output\n"
-		"  ls [-l] URL         list a directory (or show one file)\n"
+		"  ls [-l] [-h] URL    list a directory (or show one file); -h: sizes as 1.5K, 3.0M\n"
 		"  stat URL...         show attributes\n"
 		"  rm URL...           remove files, symlinks or empty directories\n"
 		"  mkdir [-p] URL...   make directories\n"
@@ -89,6 +108,10 @@ static void usage(FILE *f)
 		"Options:\n"
 		"  --mds-io             all file data through the MDS (no layouts)\n"
 		"  --json               machine-readable output (ls, stat, df)\n"
+		"  -r, -R, --recursive  cp, put, get: copy a directory tree\n"
+		"  --inplace            cp, put, get: write the destination itself, not a temporary renamed\n"
+		"                       over it (an interrupted copy then leaves it partly written)\n"
+		"  --human-readable     ls -l: sizes in K, M, G... (as ls -h)\n"
 		"  --portal URL         iSCSI portal iscsi://host[:port] to find layout volumes on (repeatable)\n"
 		"  --device SPEC        iSCSI LUN URL, block device or file that may hold a volume (repeatable)\n"
 		"  --initiator IQN      iSCSI initiator name for the data path\n"
@@ -379,6 +402,7 @@ struct end {
 	int fd;
 	const char *name;
 	int known_size;      /* a local regular source: reading less than its size means it shrank */
+	int stream;          /* a local source read in turn (standard input, a FIFO, a terminal) */
 };
 
 struct copy;
@@ -464,7 +488,7 @@ static int write_local(int fd, const struct chunk *c, int sequential)
 		ssize_t n = sequential ? write(fd, c->buf + done, c->len - done)
 				       : pwrite(fd, c->buf + done, c->len - done, (off_t)(c->off + done));
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR && !stop_signal)
 				continue;
 			return -errno;
 		}
@@ -489,18 +513,18 @@ static void chunk_populate(struct chunk *c)
 	c->mapped = want;
 }
 
-/* Read a chunk's bytes from a local source (at its offset, or in turn from standard input): bytes
- * read, fewer at the end of the file, or -errno. */
-static int read_local(int fd, struct chunk *c)
+/* Read a chunk's bytes from a local source (at its offset, or in turn from a stream): bytes read,
+ * fewer at the end of the file, or -errno. */
+static int read_local(int fd, struct chunk *c, int stream)
 {
 	size_t got = 0;
 
 	chunk_populate(c);
 	while (got < c->len) {
-		ssize_t n = fd == 0 ? read(0, c->buf + got, c->len - got)
-				    : pread(fd, c->buf + got, c->len - got, (off_t)(c->off + got));
+		ssize_t n = stream ? read(fd, c->buf + got, c->len - got)
+				   : pread(fd, c->buf + got, c->len - got, (off_t)(c->off + got));
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR && !stop_signal)
 				continue;
 			return -errno;
 		}
@@ -528,7 +552,7 @@ static void *localio_main(void *arg)
 		if (!w->todo)
 			w->todo_tail = NULL;
 		pthread_mutex_unlock(&w->lock);
-		c->io_status = w->reading ? read_local(w->fd, c) : write_local(w->fd, c, 0);
+		c->io_status = w->reading ? read_local(w->fd, c, 0) : write_local(w->fd, c, 0);
 		pthread_mutex_lock(&w->lock);
 		c->io_next = w->done;
 		w->done = c;
@@ -746,7 +770,7 @@ static int start_chunk(struct copy *cp, struct chunk *c)
 	if (cp->io.running && cp->io.reading)
 		localio_queue(&cp->io, c);
 	else
-		source_read(cp, c, read_local(cp->src.fd, c));
+		source_read(cp, c, read_local(cp->src.fd, c, cp->src.stream));
 	return 1;
 }
 
@@ -854,6 +878,8 @@ static int copy_run(struct copy *cp)
 	}
 	localio_start(cp);
 	for (;;) {
+		if (stop_signal)
+			copy_fail(cp, -EINTR, "%s: interrupted", cp->dst.name);
 		for (int i = 0; i < DEPTH && !cp->err; i++)
 			if (!cp->ch[i].busy)
 				start_chunk(cp, &cp->ch[i]);
@@ -916,104 +942,250 @@ static int copy_pass(struct copy *cp, const char *name)
 	return rc;
 }
 
-static int cmd_copy(const char *src, const char *dst)
+/* ---- files and trees -------------------------------------------------------------------------- */
+
+/* One side of a copy: a path on a server (ctx) or a local name ("-": standard input or output). */
+struct loc {
+	int remote;
+	struct pnfs_context *ctx;
+	char path[4400];
+	char shown[4700];     /* for messages: the argument as given, and the names below it */
+};
+
+static mode_t umask_now(void)
 {
+	mode_t m = umask(0);
+	umask(m);
+	return m;
+}
+
+/* out: parent/name, for the path and the shown name. -ENAMETOOLONG when it does not fit. */
+static int loc_child(const struct loc *parent, const char *name, struct loc *out)
+{
+	size_t pl = strlen(parent->path), sl = strlen(parent->shown);
+	const char *ps = pl && parent->path[pl - 1] == '/' ? "" : "/";
+	const char *ss = sl && parent->shown[sl - 1] == '/' ? "" : "/";
+
+	out->remote = parent->remote;
+	out->ctx = parent->ctx;
+	if ((size_t)snprintf(out->path, sizeof(out->path), "%s%s%s", parent->path, ps, name) >= sizeof(out->path) ||
+	    (size_t)snprintf(out->shown, sizeof(out->shown), "%s%s%s", parent->shown, ss, name) >= sizeof(out->shown)) {
+		fprintf(stderr, "pnfs: %s/%s: %s\n", parent->shown, name, strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+/* The last name of a path, trailing slashes ignored, into buf ("" for the root). */
+static const char *last_name(const char *p, char *buf, size_t len)
+{
+	size_t n = strlen(p);
+	const char *s;
+
+	while (n > 1 && p[n - 1] == '/')
+		n--;
+	snprintf(buf, len, "%.*s", (int)n, p);
+	s = strrchr(buf, '/');
+	if (s && s[1])
+		return s + 1;
+	return s ? "" : buf;
+}
+
+/* A name for the temporary copy of path in its directory: DIR/.NAME<tag>XXXXXX. */
+static void tmp_name(const char *path, const char *tag, char *out, size_t len)
+{
+	static const char az[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static uint64_t x;
+	const char *s = strrchr(path, '/');
+	size_t dirlen = s ? (size_t)(s - path) + 1 : 0;
+	char rnd[7];
+
+	if (!x) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		x = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 40) ^ 0x9e3779b97f4a7c15ull;
+	}
+	for (int i = 0; i < 6; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		rnd[i] = az[x % (sizeof(az) - 1)];
+	}
+	rnd[6] = 0;
+	/* the name part is cut so that the temporary's name stays within NAME_MAX */
+	snprintf(out, len, "%.*s.%.200s%s%s", (int)dirlen, path, s ? s + 1 : path, tag, rnd);
+}
+
+/* Create the temporary for a copy to the server: O_EXCL, a fresh name until one is free. */
+static int remote_tmp_open(const struct loc *dst, uint32_t mode, char *tmp, size_t len, struct pnfs_fh **fh)
+{
+	int rc = -EEXIST;
+
+	for (int tries = 0; tries < 16 && rc == -EEXIST; tries++) {
+		tmp_name(dst->path, ".pnfs-", tmp, len);
+		rc = pnfs_open(dst->ctx, tmp, O_WRONLY | O_CREAT | O_EXCL, mode, fh);
+	}
+	if (rc < 0)
+		fprintf(stderr, "pnfs: %s\n", pnfs_get_error(dst->ctx));
+	return rc;
+}
+
+static int local_tmp_open(const struct loc *dst, char *tmp, size_t len)
+{
+	int fd;
+
+	tmp_name(dst->path, ".", tmp, len);
+	memcpy(tmp + strlen(tmp) - 6, "XXXXXX", 6);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		fprintf(stderr, "pnfs: %s: %s (creating the temporary %s to write it through%s)\n", dst->shown,
+			strerror(errno), tmp, errno == EACCES || errno == EPERM ? "; --inplace writes the file itself" : "");
+	return fd;
+}
+
+/* A copy's source and destination are one file on one server (through any names, addresses or
+ * ports): copying would destroy it. */
+static int same_remote_file(struct pnfs_fh *src, const struct loc *dst)
+{
+	struct pnfs_identity a, b;
+
+	pnfs_fh_identity(src, &a);
+	return pnfs_identity(dst->ctx, dst->path, &b) == 0 && pnfs_identity_equal(&a, &b);
+}
+
+/* Copy one file (a regular file or a stream) to the file dst names. The destination is written under a
+ * temporary name beside it and renamed over it only when all its bytes are durable (--inplace: written
+ * directly). 0 or -errno; failures are said on stderr. */
+static int copy_file(const struct loc *src, const struct loc *dst)
+{
+	struct loc through;
 	struct copy cp;
-	struct rpath rs, rd;
-	char dstpath[4400], localdst[4400];
-	int rc = 0, src_remote = pnfs_is_url(src), dst_remote = pnfs_is_url(dst);
+	char tmp[4400];
+	uint32_t src_mode = 0666, dst_mode;
+	int rc = 0, have_tmp = 0, dst_exists = 0;
+	const char *name = base_name(src->path);
 
 	memset(&cp, 0, sizeof(cp));
 	cp.src.fd = cp.dst.fd = -1;
 	cp.size = UINT64_MAX;
-	if (!src_remote && !dst_remote)
-		die_usage("cp: one of SRC and DST must be a pnfs:// URL (use cp(1) for local copies)");
+	cp.src.name = src->shown;
+	cp.dst.name = dst->shown;
 	/* source */
-	if (src_remote) {
+	if (src->remote) {
 		struct pnfs_stat st;
-		if (remote(src, &rs) < 0)
-			return 1;
 		cp.src.remote = 1;
-		cp.src.ctx = rs.ctx;
-		cp.src.name = src;
-		rc = pnfs_open(rs.ctx, rs.u.path, O_RDONLY, 0, &cp.src.fh);
+		cp.src.ctx = src->ctx;
+		rc = pnfs_open(src->ctx, src->path, O_RDONLY, 0, &cp.src.fh);
 		if (rc < 0) {
-			fprintf(stderr, "pnfs: %s\n", pnfs_get_error(rs.ctx));
-			return 1;
+			fprintf(stderr, "pnfs: %s\n", pnfs_get_error(src->ctx));
+			return rc;
 		}
-		if (pnfs_fstat(rs.ctx, cp.src.fh, &st) == 0)
+		if (pnfs_fstat(src->ctx, cp.src.fh, &st) == 0) {
 			cp.size = st.size;
+			src_mode = st.mode & 07777;
+		}
+	} else if (strcmp(src->path, "-") == 0) {
+		cp.src.fd = 0;
+		cp.src.stream = 1;
 	} else {
 		struct stat st;
-		cp.src.name = src;
-		if (strcmp(src, "-") == 0) {
-			cp.src.fd = 0;
-		} else {
-			cp.src.fd = open(src, O_RDONLY | O_CLOEXEC);
-			if (cp.src.fd < 0) {
-				fprintf(stderr, "pnfs: %s: %s\n", src, strerror(errno));
-				return 1;
+		cp.src.fd = open(src->path, O_RDONLY | O_CLOEXEC);
+		if (cp.src.fd < 0) {
+			rc = -errno;
+			fprintf(stderr, "pnfs: %s: %s\n", src->shown, strerror(errno));
+			return rc;
+		}
+		if (fstat(cp.src.fd, &st) == 0) {
+			if (S_ISDIR(st.st_mode)) {
+				fprintf(stderr, "pnfs: %s: is a directory (-r copies a tree)\n", src->shown);
+				close(cp.src.fd);
+				return -EISDIR;
 			}
-			if (fstat(cp.src.fd, &st) == 0) {
-				if (S_ISDIR(st.st_mode)) {
-					fprintf(stderr, "pnfs: %s: is a directory\n", src);
-					close(cp.src.fd);
-					return 1;
-				}
-				if (S_ISREG(st.st_mode)) {
-					cp.size = (uint64_t)st.st_size;
-					cp.src.known_size = 1;
-				}
+			src_mode = st.st_mode & 07777;
+			if (S_ISREG(st.st_mode)) {
+				cp.size = (uint64_t)st.st_size;
+				cp.src.known_size = 1;
+			} else {
+				/* a FIFO, a terminal, a character device: read in turn, to its end */
+				cp.src.stream = 1;
 			}
 		}
 	}
+	dst_mode = src_mode & ~(uint32_t)umask_now();
 	/* destination */
-	if (dst_remote) {
-		if (remote(dst, &rd) < 0) {
-			rc = -EIO;
-			goto out;
-		}
-		snprintf(dstpath, sizeof(dstpath), "%s", rd.u.path);
-		if (dst[strlen(dst) - 1] == '/' || remote_is_dir(&rd))
-			snprintf(dstpath, sizeof(dstpath), "%s%s%s", rd.u.path,
-				 rd.u.path[strlen(rd.u.path) - 1] == '/' ? "" : "/",
-				 base_name(src_remote ? rs.u.path : src));
+	if (dst->remote) {
+		struct pnfs_stat st;
 		cp.dst.remote = 1;
-		cp.dst.ctx = rd.ctx;
-		cp.dst.name = dst;
-		rc = pnfs_open(rd.ctx, dstpath, O_WRONLY | O_CREAT | O_TRUNC, 0644, &cp.dst.fh);
-		if (rc < 0) {
-			fprintf(stderr, "pnfs: %s\n", pnfs_get_error(rd.ctx));
-			goto out;
-		}
-	} else {
-		struct stat st;
-		cp.dst.name = dst;
-		if (strcmp(dst, "-") == 0) {
-			cp.dst.fd = 1;
-			cp.sequential = 1;
-		} else {
-			snprintf(localdst, sizeof(localdst), "%s", dst);
-			if (stat(dst, &st) == 0 && S_ISDIR(st.st_mode))
-				snprintf(localdst, sizeof(localdst), "%s/%s", dst, base_name(rs.u.path));
-			cp.dst.fd = open(localdst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-			if (cp.dst.fd < 0) {
-				fprintf(stderr, "pnfs: %s: %s\n", localdst, strerror(errno));
-				rc = -errno;
+		cp.dst.ctx = dst->ctx;
+		if (pnfs_stat(dst->ctx, dst->path, &st) == 0) {
+			dst_exists = 1;
+			if (st.type == PNFS_REG)
+				dst_mode = st.mode & 07777; /* a file replaced keeps its mode */
+			if (src->remote && same_remote_file(cp.src.fh, dst)) {
+				fprintf(stderr, "pnfs: %s and %s are the same file: not copied\n", src->shown, dst->shown);
+				rc = -EINVAL;
 				goto out;
 			}
-			if (fstat(cp.dst.fd, &st) == 0 && !S_ISREG(st.st_mode))
-				cp.sequential = 1;
 		}
+		if (o.inplace) {
+			rc = pnfs_open(dst->ctx, dst->path, O_WRONLY | O_CREAT | O_TRUNC, dst_mode, &cp.dst.fh);
+			if (rc < 0)
+				fprintf(stderr, "pnfs: %s\n", pnfs_get_error(dst->ctx));
+		} else {
+			rc = remote_tmp_open(dst, dst_mode | 0600, tmp, sizeof(tmp), &cp.dst.fh);
+			have_tmp = rc == 0;
+		}
+		if (rc < 0)
+			goto out;
+	} else if (strcmp(dst->path, "-") == 0) {
+		cp.dst.fd = 1;
+		cp.sequential = 1;
+	} else {
+		struct stat st;
+		int direct = o.inplace;
+		char *real;
+		if (!direct && lstat(dst->path, &st) == 0 && S_ISLNK(st.st_mode) && stat(dst->path, &st) == 0 &&
+		    S_ISREG(st.st_mode) && (real = realpath(dst->path, NULL))) {
+			/* a link to a file: the file is replaced and the link kept, as cp writes through it */
+			through = *dst;
+			snprintf(through.path, sizeof(through.path), "%s", real);
+			free(real);
+			dst = &through;
+		}
+		if (stat(dst->path, &st) == 0) {
+			dst_exists = 1;
+			if (S_ISREG(st.st_mode))
+				dst_mode = st.st_mode & 07777;
+			else
+				direct = 1; /* a device or FIFO is written, not replaced */
+		}
+		if (direct) {
+			cp.dst.fd = open(dst->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, dst_mode);
+			if (cp.dst.fd < 0) {
+				rc = -errno;
+				fprintf(stderr, "pnfs: %s: %s\n", dst->shown, strerror(errno));
+				goto out;
+			}
+		} else {
+			cp.dst.fd = local_tmp_open(dst, tmp, sizeof(tmp));
+			if (cp.dst.fd < 0) {
+				rc = -EIO;
+				goto out;
+			}
+			have_tmp = 1;
+		}
+		if (fstat(cp.dst.fd, &st) == 0 && !S_ISREG(st.st_mode))
+			cp.sequential = 1;
 	}
-	rc = copy_pass(&cp, base_name(src_remote ? rs.u.path : src));
+	(void)dst_exists;
+	rc = copy_pass(&cp, name);
 	if (rc == 0 && cp.dst.remote && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
 		/* Written bytes may be lost: writes through a layout whose SAN path then failed could not
 		 * be committed (the file now goes through the MDS), or the server restarted and they could
-		 * not be reclaimed (the open not reclaimed in its grace period). A source that can be read again is copied again,
-		 * whole, once. */
+		 * not be reclaimed (the open not reclaimed in its grace period). A source that can be read
+		 * again is copied again, whole, once. */
 		int again = cp.src.remote || cp.src.known_size;
-		fprintf(stderr, "pnfs: %s: %s%s\n", dst, pnfs_get_error(cp.dst.ctx),
+		fprintf(stderr, "pnfs: %s: %s%s\n", dst->shown, pnfs_get_error(cp.dst.ctx),
 			!again ? "" : *pnfs_fh_mds_reason(cp.dst.fh) ? "; copying again through the MDS" : "; copying again");
 		rc = -EIO;
 		if (again) {
@@ -1021,22 +1193,32 @@ static int cmd_copy(const char *src, const char *dst)
 			cp.eof = cp.err = 0;
 			cp.busy = 0;
 			cp.errmsg[0] = 0;
-			rc = copy_pass(&cp, base_name(src_remote ? rs.u.path : src));
+			rc = copy_pass(&cp, name);
 			if (rc == 0 && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
-				fprintf(stderr, "pnfs: %s: %s\n", dst, pnfs_get_error(cp.dst.ctx));
+				fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(cp.dst.ctx));
 				rc = -EIO;
 			}
 		}
 	}
+	if (rc == 0 && have_tmp && !cp.dst.remote) {
+		if (fchmod(cp.dst.fd, dst_mode) < 0 || fsync(cp.dst.fd) < 0) {
+			rc = -errno;
+			fprintf(stderr, "pnfs: %s: %s\n", tmp, strerror(errno));
+		}
+	}
+	if (rc == 0 && stop_signal) {
+		fprintf(stderr, "pnfs: %s: interrupted\n", dst->shown);
+		rc = -EINTR;
+	}
 out:
 	if (cp.dst.remote && cp.dst.fh) {
 		if (pnfs_close(cp.dst.ctx, cp.dst.fh) < 0 && rc == 0) {
-			fprintf(stderr, "pnfs: %s: %s\n", dst, pnfs_get_error(cp.dst.ctx));
+			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(cp.dst.ctx));
 			rc = -EIO;
 		}
 	} else if (cp.dst.fd > 1) {
 		if (close(cp.dst.fd) < 0 && rc == 0) {
-			fprintf(stderr, "pnfs: %s: %s\n", dst, strerror(errno));
+			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, strerror(errno));
 			rc = -EIO;
 		}
 	}
@@ -1044,7 +1226,295 @@ out:
 		pnfs_close(cp.src.ctx, cp.src.fh);
 	else if (cp.src.fd > 0)
 		close(cp.src.fd);
-	return rc < 0 ? 1 : 0;
+	if (have_tmp && rc == 0) {
+		/* the bytes are durable under the temporary name: it takes the destination's place */
+		if (cp.dst.remote) {
+			if ((dst_mode & 0600) != 0600 && pnfs_chmod(dst->ctx, tmp, dst_mode) < 0)
+				fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(dst->ctx)), rc = -EIO;
+			else if (pnfs_rename(dst->ctx, tmp, dst->path) < 0)
+				fprintf(stderr, "pnfs: %s\n", pnfs_get_error(dst->ctx)), rc = -EIO;
+		} else if (rename(tmp, dst->path) < 0) {
+			rc = -errno;
+			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, strerror(errno));
+		}
+	}
+	if (have_tmp && rc < 0) {
+		/* best effort: the destination itself was never touched */
+		if (cp.dst.remote ? pnfs_unlink(dst->ctx, tmp) < 0 : unlink(tmp) < 0)
+			fprintf(stderr, "pnfs: %s: cannot remove the temporary copy: %s\n", tmp,
+				cp.dst.remote ? pnfs_get_error(dst->ctx) : strerror(errno));
+	}
+	return rc;
+}
+
+/* Copy a symlink as a symlink (one already at dst is replaced). */
+static int copy_link(const struct loc *src, const struct loc *dst)
+{
+	char target[4096];
+	int rc;
+
+	if (src->remote) {
+		rc = pnfs_readlink(src->ctx, src->path, target, sizeof(target));
+		if (rc < 0) {
+			fprintf(stderr, "pnfs: %s\n", pnfs_get_error(src->ctx));
+			return rc;
+		}
+		if ((size_t)rc >= sizeof(target)) {
+			fprintf(stderr, "pnfs: %s: %s\n", src->shown, strerror(ENAMETOOLONG));
+			return -ENAMETOOLONG;
+		}
+	} else {
+		ssize_t n = readlink(src->path, target, sizeof(target) - 1);
+		if (n < 0) {
+			rc = -errno;
+			fprintf(stderr, "pnfs: %s: %s\n", src->shown, strerror(errno));
+			return rc;
+		}
+		target[n] = 0;
+	}
+	if (dst->remote) {
+		rc = pnfs_symlink(dst->ctx, target, dst->path);
+		if (rc == -EEXIST && pnfs_unlink(dst->ctx, dst->path) == 0)
+			rc = pnfs_symlink(dst->ctx, target, dst->path);
+		if (rc < 0)
+			fprintf(stderr, "pnfs: %s\n", pnfs_get_error(dst->ctx));
+		return rc;
+	}
+	rc = symlink(target, dst->path) < 0 ? -errno : 0;
+	if (rc == -EEXIST && unlink(dst->path) == 0)
+		rc = symlink(target, dst->path) < 0 ? -errno : 0;
+	if (rc < 0)
+		fprintf(stderr, "pnfs: %s: %s\n", dst->shown, strerror(-rc));
+	return rc;
+}
+
+static int copy_tree(const struct loc *src, const struct loc *dst, uint32_t mode);
+
+/* One entry of a tree: a file, a directory (recursively) or a symlink; other types are refused. */
+static int copy_entry(const struct loc *src, const struct loc *dst, enum pnfs_ftype type, uint32_t mode)
+{
+	if (stop_signal)
+		return -EINTR;
+	switch (type) {
+	case PNFS_REG: return copy_file(src, dst);
+	case PNFS_DIR: return copy_tree(src, dst, mode);
+	case PNFS_LNK: return copy_link(src, dst);
+	default:
+		fprintf(stderr, "pnfs: %s: not copied: a %s (a tree copy takes regular files, directories and symlinks)\n",
+			src->shown, type_name(type));
+		return -EINVAL;
+	}
+}
+
+static enum pnfs_ftype local_type(mode_t m)
+{
+	if (S_ISREG(m)) return PNFS_REG;
+	if (S_ISDIR(m)) return PNFS_DIR;
+	if (S_ISLNK(m)) return PNFS_LNK;
+	if (S_ISBLK(m)) return PNFS_BLK;
+	if (S_ISCHR(m)) return PNFS_CHR;
+	if (S_ISSOCK(m)) return PNFS_SOCK;
+	return PNFS_FIFO;
+}
+
+/* Make dst a directory (one already there is used) holding a copy of the tree src. mode: src's
+ * permission bits, given to a directory made here once it is filled. 0, or -errno after the first
+ * failure (the other entries are still copied). */
+static int copy_tree(const struct loc *src, const struct loc *dst, uint32_t mode)
+{
+	int rc, status = 0, made = 1;
+
+	if (dst->remote) {
+		struct pnfs_stat st;
+		rc = pnfs_mkdir(dst->ctx, dst->path, 0700);
+		if (rc == -EEXIST && pnfs_stat(dst->ctx, dst->path, &st) == 0 && st.type == PNFS_DIR)
+			rc = made = 0;
+		if (rc < 0) {
+			fprintf(stderr, "pnfs: %s\n", pnfs_get_error(dst->ctx));
+			return rc;
+		}
+	} else {
+		struct stat st;
+		rc = mkdir(dst->path, 0700) < 0 ? -errno : 0;
+		if (rc == -EEXIST && stat(dst->path, &st) == 0 && S_ISDIR(st.st_mode))
+			rc = made = 0;
+		if (rc < 0) {
+			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, strerror(-rc));
+			return rc;
+		}
+	}
+	if (src->remote) {
+		struct pnfs_dir *d;
+		const struct pnfs_dirent *e;
+		if (pnfs_opendir(src->ctx, src->path, &d) < 0) {
+			fprintf(stderr, "pnfs: %s\n", pnfs_get_error(src->ctx));
+			return -EIO;
+		}
+		while ((e = pnfs_readdir(d)) && !stop_signal) {
+			struct loc s, t;
+			if (strcmp(e->name, ".") == 0 || strcmp(e->name, "..") == 0)
+				continue;
+			if (loc_child(src, e->name, &s) < 0 || loc_child(dst, e->name, &t) < 0)
+				rc = -ENAMETOOLONG;
+			else
+				rc = copy_entry(&s, &t, e->st.type, e->st.mode & 07777);
+			if (rc < 0 && !status)
+				status = rc;
+		}
+		pnfs_closedir(d);
+	} else {
+		DIR *d = opendir(src->path);
+		struct dirent *e;
+		if (!d) {
+			rc = -errno;
+			fprintf(stderr, "pnfs: %s: %s\n", src->shown, strerror(errno));
+			return rc;
+		}
+		while ((e = readdir(d)) && !stop_signal) {
+			struct loc s, t;
+			struct stat st;
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			if (loc_child(src, e->d_name, &s) < 0 || loc_child(dst, e->d_name, &t) < 0) {
+				rc = -ENAMETOOLONG;
+			} else if (lstat(s.path, &st) < 0) {
+				rc = -errno;
+				fprintf(stderr, "pnfs: %s: %s\n", s.shown, strerror(errno));
+			} else {
+				rc = copy_entry(&s, &t, local_type(st.st_mode), st.st_mode & 07777);
+			}
+			if (rc < 0 && !status)
+				status = rc;
+		}
+		closedir(d);
+	}
+	if (stop_signal && !status)
+		status = -EINTR;
+	if (made) {
+		/* the tree's directory gets its mode last: a read-only one still took its entries */
+		uint32_t m = mode & ~(uint32_t)umask_now();
+		if (dst->remote ? pnfs_chmod(dst->ctx, dst->path, m) < 0 : chmod(dst->path, m) < 0) {
+			fprintf(stderr, "pnfs: %s: %s\n", dst->shown,
+				dst->remote ? pnfs_get_error(dst->ctx) : strerror(errno));
+			if (!status)
+				status = -EIO;
+		}
+	}
+	return status;
+}
+
+/* What a copy's argument names: its type and mode (0 and -errno when it does not exist). */
+static int loc_stat(const struct loc *l, enum pnfs_ftype *type, uint32_t *mode)
+{
+	if (l->remote) {
+		struct pnfs_stat st;
+		int rc = pnfs_stat(l->ctx, l->path, &st);
+		if (rc < 0)
+			return rc;
+		*type = st.type;
+		*mode = st.mode & 07777;
+		return 0;
+	} else {
+		struct stat st;
+		if (strcmp(l->path, "-") == 0 || lstat(l->path, &st) < 0)
+			return strcmp(l->path, "-") == 0 ? -ENOENT : -errno;
+		*type = local_type(st.st_mode);
+		if (*type == PNFS_LNK && stat(l->path, &st) == 0 && S_ISDIR(st.st_mode))
+			*type = PNFS_DIR; /* a destination named through a link to a directory */
+		*mode = st.st_mode & 07777;
+		return 0;
+	}
+}
+
+/* Is the tree copy's destination dst (or, when it does not exist yet, its parent) the source
+ * directory src or inside it, on the same server? Walked up with ".." (LOOKUPP) to the root, comparing
+ * identities, so that no spelling hides it. 1 yes, 0 no. */
+static int remote_inside(const struct loc *src, const struct loc *dst)
+{
+	struct pnfs_identity s, root, id;
+	char p[4400];
+	char *slash;
+
+	if (pnfs_identity(src->ctx, src->path, &s) < 0 || pnfs_identity(dst->ctx, "/", &root) < 0)
+		return 0;
+	snprintf(p, sizeof(p), "%s", dst->path);
+	if (pnfs_identity(dst->ctx, p, &id) < 0) {
+		slash = strrchr(p, '/');
+		if (!slash)
+			return 0;
+		slash[slash == p ? 1 : 0] = 0;
+		if (pnfs_identity(dst->ctx, p, &id) < 0)
+			return 0;
+	}
+	for (int depth = 0; depth < 256; depth++) {
+		if (pnfs_identity_equal(&id, &s))
+			return 1;
+		if (pnfs_identity_equal(&id, &root) || strlen(p) + 4 >= sizeof(p))
+			return 0;
+		strcat(p, "/..");
+		if (pnfs_identity(dst->ctx, p, &id) < 0)
+			return 0;
+	}
+	return 0;
+}
+
+static int arg_loc(const char *arg, struct loc *l)
+{
+	memset(l, 0, sizeof(*l));
+	snprintf(l->shown, sizeof(l->shown), "%s", arg);
+	if (pnfs_is_url(arg)) {
+		struct rpath r;
+		if (remote(arg, &r) < 0)
+			return -EIO;
+		l->remote = 1;
+		l->ctx = r.ctx;
+		snprintf(l->path, sizeof(l->path), "%s", r.u.path);
+	} else {
+		snprintf(l->path, sizeof(l->path), "%s", arg);
+	}
+	return 0;
+}
+
+static int cmd_copy(const char *src, const char *dst)
+{
+	struct loc s, d;
+	enum pnfs_ftype stype = PNFS_REG, dtype = PNFS_REG;
+	uint32_t smode = 0, dmode = 0;
+	char nbuf[4400];
+	const char *name;
+	int dst_is_dir;
+
+	if (!pnfs_is_url(src) && !pnfs_is_url(dst))
+		die_usage("cp: one of SRC and DST must be a pnfs:// URL (use cp(1) for local copies)");
+	if (arg_loc(src, &s) < 0 || arg_loc(dst, &d) < 0)
+		return 1;
+	if (o.recursive && loc_stat(&s, &stype, &smode) < 0)
+		stype = PNFS_REG; /* said when the copy opens it */
+	dst_is_dir = strcmp(d.path, "-") != 0 && loc_stat(&d, &dtype, &dmode) == 0 && dtype == PNFS_DIR;
+	name = last_name(s.path, nbuf, sizeof(nbuf));
+	if (o.recursive && stype == PNFS_DIR) {
+		/* like cp -r: into an existing directory, else as the new directory DST */
+		if (dst_is_dir && *name && strcmp(name, ".") && strcmp(name, "..")) {
+			struct loc in = d;
+			if (loc_child(&in, name, &d) < 0)
+				return 1;
+		}
+		if (s.remote && d.remote && remote_inside(&s, &d)) {
+			/* it would copy its own copy, without end */
+			fprintf(stderr, "pnfs: cp -r: %s is inside %s: cannot copy a directory into itself\n", d.shown,
+				src);
+			return 1;
+		}
+		return copy_tree(&s, &d, smode) < 0 ? 1 : 0;
+	}
+	if (strcmp(d.path, "-") != 0 && (dst_is_dir || dst[strlen(dst) - 1] == '/')) {
+		struct loc in = d;
+		if (loc_child(&in, base_name(s.path), &d) < 0)
+			return 1;
+	}
+	if (o.recursive && stype == PNFS_LNK)
+		return copy_link(&s, &d) < 0 ? 1 : 0;
+	return copy_file(&s, &d) < 0 ? 1 : 0;
 }
 
 static int cmd_cat(int argc, char **argv)
@@ -1071,9 +1541,77 @@ static int cmp_dirent(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* ls -h: 1023, 1.0K, 9.9K, 10K, 1.5M, as ls(1) prints them (rounded up). */
+static const char *size_ls(uint64_t b, char *buf, size_t len)
+{
+	static const char units[] = "KMGTPE";
+	double v = (double)b;
+	int i = -1;
+
+	if (!o.human || b < 1024) {
+		snprintf(buf, len, "%" PRIu64, b);
+		return buf;
+	}
+	while (v >= 1024 && i < 5) {
+		v /= 1024;
+		i++;
+	}
+	if (v < 10) {
+		double t = v * 10;
+		uint64_t tenths = (uint64_t)t;
+		if ((double)tenths < t)
+			tenths++;
+		if (tenths < 100) {
+			snprintf(buf, len, "%" PRIu64 ".%" PRIu64 "%c", tenths / 10, tenths % 10, units[i]);
+			return buf;
+		}
+	}
+	{
+		uint64_t whole = (uint64_t)v;
+		if ((double)whole < v)
+			whole++;
+		if (whole >= 1024 && i < 5) {
+			snprintf(buf, len, "1.0%c", units[i + 1]);
+			return buf;
+		}
+		snprintf(buf, len, "%" PRIu64 "%c", whole, units[i]);
+	}
+	return buf;
+}
+
+/* An owner or group as this host names it: a numeric one the server sent is looked up in the
+ * host's user and group databases; other strings ("name@domain") and unknown numbers are shown as
+ * they came. */
+static const char *id_name(const char *s, int group, char *buf, size_t len)
+{
+	char *end;
+	unsigned long id;
+
+	if (!isdigit((unsigned char)s[0]))
+		return s;
+	errno = 0;
+	id = strtoul(s, &end, 10);
+	if (*end || errno || id > UINT32_MAX)
+		return s;
+	if (group) {
+		struct group *g = getgrgid((gid_t)id);
+		if (g && g->gr_name)
+			snprintf(buf, len, "%s", g->gr_name);
+		else
+			return s;
+	} else {
+		struct passwd *pw = getpwuid((uid_t)id);
+		if (pw && pw->pw_name)
+			snprintf(buf, len, "%s", pw->pw_name);
+		else
+			return s;
+	}
+	return buf;
+}
+
 static void ls_line(const char *name, const struct pnfs_stat *st)
 {
-	char m[11], t[32];
+	char m[11], t[32], sz[32], on[256], gn[256];
 
 	if (!o.long_list) {
 		printf("%s%s\n", name, st->type == PNFS_DIR ? "/" : "");
@@ -1081,7 +1619,8 @@ static void ls_line(const char *name, const struct pnfs_stat *st)
 	}
 	mode_str(st, m);
 	time_str(&st->mtime, t, sizeof(t));
-	printf("%s %3u %-8s %-8s %12" PRIu64 " %s %s\n", m, st->nlink, st->owner, st->group, st->size, t, name);
+	printf("%s %3u %-8s %-8s %*s %s %s\n", m, st->nlink, id_name(st->owner, 0, on, sizeof(on)),
+	       id_name(st->group, 1, gn, sizeof(gn)), o.human ? 5 : 12, size_ls(st->size, sz, sizeof(sz)), t, name);
 }
 
 static int cmd_ls(const char *arg)
@@ -1430,7 +1969,8 @@ static int cmd_config(void)
 
 /* ---- main ------------------------------------------------------------------------------------- */
 
-enum { OPT_MDS_IO = 256, OPT_JSON, OPT_PORTAL, OPT_DEVICE, OPT_INITIATOR, OPT_IO_TIMEOUT, OPT_PROGRESS, OPT_STATS };
+enum { OPT_MDS_IO = 256, OPT_JSON, OPT_PORTAL, OPT_DEVICE, OPT_INITIATOR, OPT_IO_TIMEOUT, OPT_PROGRESS, OPT_STATS,
+       OPT_INPLACE, OPT_HUMAN, OPT_HELP };
 
 /* One option (before or after the command): -1 taken, else the exit status (help, or a bad one). */
 static int take_opt(int c)
@@ -1466,7 +2006,10 @@ static int take_opt(int c)
 	case 'v': o.verbose++; break;
 	case 'l': o.long_list = 1; break;
 	case 'p': o.parents = 1; break;
-	case 'h': usage(stdout); return 0;
+	case 'r': case 'R': o.recursive = 1; break;
+	case OPT_INPLACE: o.inplace = 1; break;
+	case OPT_HUMAN: o.human = 1; break;
+	case 'h': case OPT_HELP: usage(stdout); return 0;
 	default: fprintf(stderr, "Try 'pnfs --help'.\n"); return 2;
 	}
 	return -1;
@@ -1485,7 +2028,10 @@ int main(int argc, char **argv)
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "recursive", no_argument, NULL, 'r' },
+		{ "inplace", no_argument, NULL, OPT_INPLACE },
+		{ "human-readable", no_argument, NULL, OPT_HUMAN },
+		{ "help", no_argument, NULL, OPT_HELP }, /* not 'h': that is ls -h */
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *cmd;
@@ -1493,7 +2039,7 @@ int main(int argc, char **argv)
 
 	proto_version_exit(argc, argv, "pnfs");
 	/* Options may come before or after the command ("pnfs ls -l URL"). */
-	while ((c = getopt_long(argc, argv, "+qvhlp", lo, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "+qvhlprR", lo, NULL)) != -1)
 		if ((rc = take_opt(c)) >= 0)
 			return rc;
 	if (optind >= argc)
@@ -1522,9 +2068,14 @@ int main(int argc, char **argv)
 		int sub_argc = argc - optind + 1;
 		char **sub_argv = argv + optind - 1;
 		optind = 0; /* GNU getopt: start a fresh scan (the first one used "+") */
-		while ((c = getopt_long(sub_argc, sub_argv, "qvhlp", lo, NULL)) != -1)
+		while ((c = getopt_long(sub_argc, sub_argv, "qvhlprR", lo, NULL)) != -1) {
+			if (c == 'h' && strcmp(cmd, "ls") == 0) {
+				o.human = 1; /* ls -h, as ls(1) has it (--help still helps) */
+				continue;
+			}
 			if ((rc = take_opt(c)) >= 0)
 				return rc;
+		}
 		argc = sub_argc - optind;
 		argv = sub_argv + optind;
 	}
@@ -1534,6 +2085,15 @@ int main(int argc, char **argv)
 		urls_check(argc, argv);
 	}
 
+	if (strcmp(cmd, "cp") == 0 || strcmp(cmd, "put") == 0 || strcmp(cmd, "get") == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_stop_signal; /* no SA_RESTART: a blocked read of a FIFO ends too */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
 	if (strcmp(cmd, "cp") == 0) {
 		if (argc != 2)
 			die_usage("cp: needs SRC and DST");
@@ -1588,5 +2148,10 @@ int main(int argc, char **argv)
 	if (o.stats)
 		print_stats();
 	shutdown_all();
+	if (stop_signal) {
+		/* the copy's temporary is gone: end the way the signal would have */
+		signal(stop_signal, SIG_DFL);
+		raise(stop_signal);
+	}
 	return status;
 }

@@ -350,6 +350,14 @@ static void exchange_id_done(struct pc_compound *c)
 	ctx->clientid = ok->eir_clientid;
 	ctx->create_seq = ok->eir_sequenceid;
 	ctx->eir_flags = ok->eir_flags;
+	ctx->server_major_len = ok->eir_server_owner.so_major_id.so_major_id_len;
+	if (ctx->server_major_len > sizeof(ctx->server_major))
+		ctx->server_major_len = sizeof(ctx->server_major);
+	memcpy(ctx->server_major, ok->eir_server_owner.so_major_id.so_major_id_val, ctx->server_major_len);
+	ctx->server_scope_len = ok->eir_server_scope.eir_server_scope_len;
+	if (ctx->server_scope_len > sizeof(ctx->server_scope))
+		ctx->server_scope_len = sizeof(ctx->server_scope);
+	memcpy(ctx->server_scope, ok->eir_server_scope.eir_server_scope_val, ctx->server_scope_len);
 	ctx->have_clientid = 1;
 	if (!(ok->eir_flags & EXCHGID4_FLAG_USE_PNFS_MDS))
 		LOG_DEBUG("pnfs: %s:%d does not act as a pNFS MDS for us (flags 0x%x): MDS-path I/O only",

@@ -13,6 +13,7 @@ struct sync_state {
 	/* what to copy out of data before the callback's borrow ends */
 	struct pnfs_stat *st;
 	struct pnfs_statfs *sf;
+	struct pnfs_identity *id;
 	char *buf;
 	size_t bufsize;
 };
@@ -30,6 +31,8 @@ static void sync_cb(struct pnfs_context *ctx, int status, void *data, void *priv
 			*s->st = *(struct pnfs_stat *)data;
 		if (s->sf)
 			*s->sf = *(struct pnfs_statfs *)data;
+		if (s->id)
+			*s->id = *(struct pnfs_identity *)data;
 		if (s->buf && s->bufsize) {
 			size_t n = strlen(data);
 			if (n >= s->bufsize)
@@ -80,6 +83,14 @@ int pnfs_stat(struct pnfs_context *ctx, const char *path, struct pnfs_stat *st)
 	memset(&s, 0, sizeof(s));
 	s.st = st;
 	return sync_wait(ctx, pnfs_stat_async(ctx, path, sync_cb, &s), &s);
+}
+
+int pnfs_identity(struct pnfs_context *ctx, const char *path, struct pnfs_identity *out)
+{
+	struct sync_state s;
+	memset(&s, 0, sizeof(s));
+	s.id = out;
+	return sync_wait(ctx, pnfs_identity_async(ctx, path, sync_cb, &s), &s);
 }
 
 int pnfs_statfs(struct pnfs_context *ctx, const char *path, struct pnfs_statfs *sf)

@@ -226,21 +226,26 @@ static uint64_t json_u64(const char *s, const char *key)
 	return p ? strtoull(p + strlen(k), NULL, 10) : UINT64_MAX;
 }
 
-/* pnfs cp SRC DST with its counters (--stats --json) in stats (caller frees). Exit status. */
-static int pnfs_cp(const char *src, const char *dst, char **stats)
+/* pnfs cp OPTS SRC DST with its counters (--stats --json) in stats (caller frees). Exit status. */
+static int pnfs_cp_with(const char *opts, const char *src, const char *dst, char **stats)
 {
 	char sf[400];
 	int rc;
 
 	snprintf(sf, sizeof(sf), "%s/cp.stats", shm);
-	rc = test_run(NULL, "'%s' cp -q --stats --json %s '%s' '%s' 2>'%s'", test_bin("pnfs"), cp_opts(INITIATOR_CP),
-		      src, dst, sf);
+	rc = test_run(NULL, "'%s' cp -q --stats --json %s %s '%s' '%s' 2>'%s'", test_bin("pnfs"), opts,
+		      cp_opts(INITIATOR_CP), src, dst, sf);
 	*stats = NULL;
 	if (test_run(stats, "cat '%s'", sf) != 0) {
 		free(*stats);
 		*stats = NULL;
 	}
 	return rc;
+}
+
+static int pnfs_cp(const char *src, const char *dst, char **stats)
+{
+	return pnfs_cp_with("", src, dst, stats);
 }
 
 static char *url(const char *path)
@@ -575,7 +580,8 @@ static void test_recall_mid_copy(void)
 		dup2(p[0], 0);
 		close(p[0]);
 		close(p[1]);
-		snprintf(cmd, sizeof(cmd), "exec '%s' cp -q --stats --json %s - '%s' 2>'%s'", test_bin("pnfs"),
+		/* --inplace: the file removed is the one the copy writes */
+		snprintf(cmd, sizeof(cmd), "exec '%s' cp -q --inplace --stats --json %s - '%s' 2>'%s'", test_bin("pnfs"),
 			 cp_opts(INITIATOR_CP), url("/big"), sf);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
@@ -1062,7 +1068,8 @@ static void test_layout_held_elsewhere(void)
 	test_fill_random(data, len, 72);
 	snprintf(src, sizeof(src), "%s/held.src", shm);
 	CU_ASSERT_FATAL(write_file(src, data, len) == 0);
-	CU_ASSERT_EQUAL(pnfs_cp(src, url("/held"), &stats), 0);
+	/* --inplace: into the file whose layout is held (not a new temporary) */
+	CU_ASSERT_EQUAL(pnfs_cp_with("--inplace", src, url("/held"), &stats), 0);
 	if (!stats || !strstr(stats, "/held: no layout after 25 tries"))
 		fprintf(stderr, "\n  pnfs cp said: %s\n", stats ? stats : "(nothing)");
 	CU_ASSERT_PTR_NOT_NULL(stats ? strstr(stats, "/held: no layout after 25 tries") : NULL);

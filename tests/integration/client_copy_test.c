@@ -1,0 +1,819 @@
+/* pnfs cp, put and get lose no data through a mistake or an interruption: a copy of a file onto
+ * itself (under any spelling, host name or port of its server) is refused and the file kept; a copy
+ * is written under a temporary name and renamed over its destination only when done, so a copy
+ * killed or interrupted leaves the old destination whole (and, when interrupted, no temporary);
+ * --inplace writes the destination itself; FIFO sources are read in turn; modes are kept like cp(1)
+ * keeps them; ls -l -h and owner names; cp -r of trees both ways. Real pnfs-mds on a real tgtd lab. */
+#include "client/pnfs.h"
+#include "tests/client/helpers.h"
+#include "tests/harness.h"
+#include "tests/lab.h"
+#include "tests/mds/mdsd.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MIB (1ull << 20)
+
+static struct test_lab *lab;
+static struct test_mds *mds;
+static char why[300];
+static char url[128];         /* pnfs://127.0.0.1:PORT */
+static char devs[2048];       /* --initiator and --device options for the lab's LUNs */
+static char tmp[400];         /* local scratch */
+
+static void tmp_remove(void *arg)
+{
+	(void)arg;
+	if (tmp[0])
+		test_run(NULL, "rm -rf '%s'", tmp);
+}
+
+static int suite_init(void)
+{
+	struct lab_opts ram = { .ram = 1 };
+	int n;
+
+	lab = lab_up(2, "128M", &ram);
+	if (!lab) {
+		snprintf(why, sizeof(why), "no tgtd lab");
+		return 0;
+	}
+	mds = tmds_up(lab, NULL, "--lease-time 10 --grace-time 2", why, sizeof(why));
+	if (!mds)
+		return 0;
+	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d", mds->port);
+	n = snprintf(devs, sizeof(devs), "--initiator iqn.2024-01.test.pnfs:copy-a");
+	for (int i = 0; i < lab->nluns; i++)
+		n += snprintf(devs + n, sizeof(devs) - (size_t)n, " --device '%s'", lab->urls[i]);
+	snprintf(tmp, sizeof(tmp), "/dev/shm/pnfs-copy.%d", (int)getpid());
+	if (mkdir(tmp, 0755) < 0 && errno != EEXIST) {
+		snprintf(why, sizeof(why), "%s: %s", tmp, strerror(errno));
+		tmds_down(mds);
+		mds = NULL;
+		return 0;
+	}
+	test_cleanup_push(tmp_remove, NULL);
+	return 0;
+}
+
+static int suite_clean(void)
+{
+	tmds_down(mds);
+	lab_down(lab);
+	tmp_remove(NULL);
+	mds = NULL;
+	lab = NULL;
+	return 0;
+}
+
+#define NEED_LAB() TEST_SKIP_IF(!mds, "%s", why)
+
+/* Run "pnfs -q ARGS" (umask 022); its exit status, and its stderr in err (caller frees) when not NULL. */
+static int pnfs_run(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int pnfs_run(char **err, const char *fmt, ...)
+{
+	char args[8192];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	rc = test_run(err, "umask 022; '%s' -q %s 2>&1 >/dev/null", test_bin("pnfs"), args);
+	if (err && !*err)
+		*err = strdup("");
+	return rc;
+}
+
+static void run_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void run_ok(const char *fmt, ...)
+{
+	char args[8192], *err = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	rc = pnfs_run(&err, "%s", args);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc != 0)
+		fprintf(stderr, "\n  pnfs %s: exit %d:\n%s", args, rc, err);
+	free(err);
+}
+
+/* The command fails with status 1 and says expect. */
+static void run_fails(const char *expect, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void run_fails(const char *expect, const char *fmt, ...)
+{
+	char args[8192], *err = NULL;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	rc = pnfs_run(&err, "%s", args);
+	CU_ASSERT_EQUAL(rc, 1);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, expect));
+	if (rc != 1 || !strstr(err, expect))
+		fprintf(stderr, "\n  pnfs %s: exit %d (wanted 1), wanted \"%s\", said:\n%s", args, rc, expect, err);
+	free(err);
+}
+
+/* The standard output of "pnfs ARGS" (caller frees; "" when it fails). */
+static char *pnfs_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *pnfs_out(const char *fmt, ...)
+{
+	char args[8192], *out = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	if (test_run(&out, "'%s' -q %s", test_bin("pnfs"), args) != 0 || !out) {
+		free(out);
+		out = strdup("");
+	}
+	return out;
+}
+
+static void local_file(const char *name, size_t len, uint64_t seed, char *path, size_t pathlen)
+{
+	char *d = malloc(len ? len : 1);
+
+	snprintf(path, pathlen, "%s/%s", tmp, name);
+	test_fill_random(d, len, seed);
+	CU_ASSERT_EQUAL_FATAL(ct_write_file(path, d, len), 0);
+	chmod(path, 0644);
+	free(d);
+}
+
+/* md5 of a remote file (pnfs cat) or of a local one, as 32 hex digits ("" when unreadable). */
+static void md5_remote(const char *u, char out[33])
+{
+	char *s = NULL;
+
+	out[0] = 0;
+	if (test_run(&s, "'%s' -q --mds-io cat '%s' > '%s/md5.tmp' && md5sum < '%s/md5.tmp'; s=$?; rm -f '%s/md5.tmp'; exit $s",
+		     test_bin("pnfs"), u, tmp, tmp, tmp) == 0 && s && strlen(s) >= 32)
+		snprintf(out, 33, "%.32s", s);
+	free(s);
+}
+
+static void md5_local(const char *path, char out[33])
+{
+	char *s = NULL;
+
+	out[0] = 0;
+	if (test_run(&s, "md5sum < '%s'", path) == 0 && s && strlen(s) >= 32)
+		snprintf(out, 33, "%.32s", s);
+	free(s);
+}
+
+/* The fileid "pnfs --json stat" gives (0 when it fails). */
+static unsigned long long remote_fileid(const char *u)
+{
+	char *s = pnfs_out("--json stat '%s'", u), *p = strstr(s, "\"fileid\":");
+	unsigned long long id = p ? strtoull(p + 9, NULL, 10) : 0;
+
+	free(s);
+	return id;
+}
+
+static unsigned remote_mode(const char *u)
+{
+	char *s = pnfs_out("--json stat '%s'", u), *p = strstr(s, "\"mode\":\"");
+	unsigned m = p ? (unsigned)strtoul(p + 8, NULL, 8) : 0;
+
+	free(s);
+	return m;
+}
+
+/* How many names in the remote directory start with prefix. */
+static int remote_count(const char *dir, const char *prefix)
+{
+	char *s = pnfs_out("ls '%s'", dir), *line = s;
+	int n = 0;
+
+	while (line && *line) {
+		char *e = strchr(line, '\n');
+		if (strncmp(line, prefix, strlen(prefix)) == 0)
+			n++;
+		line = e ? e + 1 : NULL;
+	}
+	free(s);
+	return n;
+}
+
+static int local_count(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Remove the files of a remote directory (the pool is small). */
+static void remote_empty(const char *dir)
+{
+	test_run(NULL, "for n in $('%s' -q ls '%s'); do '%s' -q rm '%s'/\"$n\"; done", test_bin("pnfs"), dir,
+		 test_bin("pnfs"), dir);
+	CU_ASSERT_EQUAL(remote_count(dir, ""), 0);
+}
+
+/* ---- the same file --------------------------------------------------------------------------- */
+
+static void test_self_copy_refused(void)
+{
+	NEED_LAB();
+	char src[500], before[33], after[33], u[200], other[200], alias[200];
+	struct ct_proxy *px;
+	const char *same = "are the same file";
+
+	local_file("self.src", 3 * MIB + 123, 11, src, sizeof(src));
+	run_ok("mkdir %s/self", url);
+	snprintf(u, sizeof(u), "%s/self/a.bin", url);
+	run_ok("%s put '%s' %s", devs, src, u);
+	md5_remote(u, before);
+	CU_ASSERT_EQUAL(strlen(before), 32);
+	/* the same spelling, and others of the same path */
+	run_fails(same, "%s cp %s %s", devs, u, u);
+	run_fails(same, "%s cp %s %s//self/a.bin", devs, u, url);
+	run_fails(same, "%s cp %s/self/./a.bin %s", devs, url, u);
+	run_fails(same, "%s cp %s/self/../self/a.bin %s", devs, url, u);
+	run_fails(same, "%s cp %s %s/self/", devs, u, url);
+	run_fails(same, "%s cp %s %s/self", devs, u, url);
+	run_fails(same, "%s --inplace cp %s %s", devs, u, u);
+	run_fails(same, "--mds-io cp %s %s", u, u);
+	/* another name of the server: its own context, the server's identity decides */
+	snprintf(alias, sizeof(alias), "pnfs://localhost:%d/self/a.bin", mds->port);
+	run_fails(same, "%s cp %s %s", devs, alias, u);
+	run_fails(same, "%s cp %s %s", devs, u, alias);
+	/* another port leading to the same server */
+	px = ct_proxy_start(mds->port);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	snprintf(other, sizeof(other), "pnfs://127.0.0.1:%d/self/a.bin", ct_proxy_port(px));
+	run_fails(same, "%s cp %s %s", devs, other, u);
+	run_fails(same, "%s --inplace cp %s %s", devs, u, other);
+	ct_proxy_stop(px);
+	md5_remote(u, after);
+	CU_ASSERT_STRING_EQUAL(after, before);
+	/* no temporary was left by any of them, and another file of the server is still a copy */
+	CU_ASSERT_EQUAL(remote_count(url, "."), 0);
+	CU_ASSERT_EQUAL(remote_count(u, ".a.bin"), 0);
+	run_ok("%s cp %s %s/self/b.bin", devs, u, url);
+	snprintf(other, sizeof(other), "%s/self/b.bin", url);
+	md5_remote(other, after);
+	CU_ASSERT_STRING_EQUAL(after, before);
+	unlink(src);
+}
+
+/* The library's side: pnfs_identity() through two contexts (two names of the server) and of an open
+ * file agree for one file, and differ for two. */
+static void test_identity_api(void)
+{
+	NEED_LAB();
+	struct pnfs_context *a = NULL, *b = NULL;
+	struct pnfs_identity i1, i2, i3, i4;
+	struct pnfs_fh *fh = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(NULL, &a), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(NULL, &b), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(a, "127.0.0.1", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(b, "localhost", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL(pnfs_mkdir(a, "/ident", 0755), 0);
+	CU_ASSERT_EQUAL(pnfs_open(a, "/ident/one", O_CREAT | O_WRONLY, 0644, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_close(a, fh), 0);
+	CU_ASSERT_EQUAL(pnfs_open(a, "/ident/two", O_CREAT | O_WRONLY, 0644, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_identity(a, "/ident/one", &i1), 0);
+	CU_ASSERT_EQUAL(pnfs_identity(b, "/ident/../ident/./one", &i2), 0);
+	CU_ASSERT_EQUAL(pnfs_identity(b, "/ident/two", &i3), 0);
+	CU_ASSERT_EQUAL(pnfs_fh_identity(fh, &i4), 0);
+	CU_ASSERT(i1.major_len > 0 && i1.fh_len > 0);
+	CU_ASSERT_EQUAL(pnfs_identity_equal(&i1, &i2), 1);
+	CU_ASSERT_EQUAL(pnfs_identity_equal(&i1, &i3), 0);
+	CU_ASSERT_EQUAL(pnfs_identity_equal(&i3, &i4), 1);
+	CU_ASSERT_EQUAL(pnfs_identity(a, "/ident/none", &i4), -ENOENT);
+	CU_ASSERT_EQUAL(pnfs_close(a, fh), 0);
+	CU_ASSERT_EQUAL(pnfs_unlink(a, "/ident/one"), 0);
+	CU_ASSERT_EQUAL(pnfs_unlink(a, "/ident/two"), 0);
+	pnfs_umount(a);
+	pnfs_umount(b);
+	pnfs_context_destroy(a);
+	pnfs_context_destroy(b);
+}
+
+/* ---- temporaries and renames ------------------------------------------------------------------- */
+
+/* A copy through the relay px, stalled after 8 MiB, then sent sig: it ends, by the signal. down: the
+ * copy's bytes flow from the server (a get) rather than to it. */
+static void copy_signalled(struct ct_proxy *px, const char *src, const char *dst, int down, int sig, int *status)
+{
+	char errf[500], errtxt[8192] = "";
+	uint64_t base = ct_proxy_bytes(px, down);
+	pid_t pid;
+
+	snprintf(errf, sizeof(errf), "%s/sig.err", tmp);
+	pid = ct_cp_start("--mds-io", src, dst, errf);
+	CU_ASSERT_FATAL(pid > 0);
+	for (int i = 0; i < 4000 && ct_proxy_bytes(px, down) < base + 8 * MIB; i++)
+		usleep(5000);
+	CU_ASSERT(ct_proxy_bytes(px, down) >= base + 8 * MIB);
+	/* no reply gets through until the signal is in: the copy cannot be done before it */
+	ct_proxy_pause(px, CT_PROXY_PAUSE_REPLIES);
+	usleep(100000);
+	kill(pid, sig);
+	usleep(100000);
+	ct_proxy_pause(px, 0);
+	CU_ASSERT_EQUAL(ct_cp_wait(pid, 0, 60, status, errf, errtxt, sizeof(errtxt)), 0);
+	CU_ASSERT(WIFSIGNALED(*status) && WTERMSIG(*status) == sig);
+	if (!WIFSIGNALED(*status) || WTERMSIG(*status) != sig)
+		fprintf(stderr, "\n  pnfs cp %s %s (signal %d) ended with status 0x%x, said:\n%s", src, dst, sig, *status,
+			errtxt);
+	unlink(errf);
+}
+
+static void test_interrupted_put_keeps_destination(void)
+{
+	NEED_LAB();
+	char old[500], big[500], d[200], dr[200], before[33], after[33];
+	struct ct_proxy *px = ct_proxy_start(mds->port);
+	int status;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	local_file("old.src", 2 * MIB + 7, 21, old, sizeof(old));
+	local_file("big.src", 64 * MIB, 22, big, sizeof(big));
+	run_ok("mkdir %s/intr", url);
+	snprintf(d, sizeof(d), "%s/intr/dst.bin", url);
+	snprintf(dr, sizeof(dr), "pnfs://127.0.0.1:%d/intr/dst.bin", ct_proxy_port(px));
+	run_ok("%s put '%s' %s", devs, old, d);
+	md5_remote(d, before);
+	CU_ASSERT_EQUAL(strlen(before), 32);
+	/* SIGINT and SIGTERM: the old file is kept and the temporary removed */
+	copy_signalled(px, big, dr, 0, SIGINT, &status);
+	md5_remote(d, after);
+	CU_ASSERT_STRING_EQUAL(after, before);
+	CU_ASSERT_EQUAL(remote_count(d, "."), 0);
+	{
+		char dir[200];
+		snprintf(dir, sizeof(dir), "%s/intr", url);
+		CU_ASSERT_EQUAL(remote_count(dir, ".dst.bin.pnfs-"), 0);
+		copy_signalled(px, big, dr, 0, SIGTERM, &status);
+		md5_remote(d, after);
+		CU_ASSERT_STRING_EQUAL(after, before);
+		CU_ASSERT_EQUAL(remote_count(dir, ".dst.bin.pnfs-"), 0);
+		/* SIGKILL: nothing can clean up, but the destination is still the old file */
+		copy_signalled(px, big, dr, 0, SIGKILL, &status);
+		md5_remote(d, after);
+		CU_ASSERT_STRING_EQUAL(after, before);
+		CU_ASSERT_EQUAL(remote_count(dir, ".dst.bin.pnfs-"), 1);
+		if (remote_count(dir, ".dst.bin.pnfs-") != 1)
+			test_run(NULL, "'%s' ls -l %s >&2", test_bin("pnfs"), dir);
+		CU_ASSERT_EQUAL(remote_count(dir, "dst.bin"), 1);
+		/* a copy to a name that did not exist leaves no file under it */
+		snprintf(dr, sizeof(dr), "pnfs://127.0.0.1:%d/intr/new.bin", ct_proxy_port(px));
+		copy_signalled(px, big, dr, 0, SIGINT, &status);
+		CU_ASSERT_EQUAL(remote_count(dir, "new.bin"), 0);
+		CU_ASSERT_EQUAL(remote_count(dir, ".new.bin"), 0);
+	}
+	/* and a copy that ends replaces the file */
+	run_ok("%s put '%s' %s", devs, big, d);
+	md5_remote(d, after);
+	md5_local(big, before);
+	CU_ASSERT_STRING_EQUAL(after, before);
+	ct_proxy_stop(px);
+	{
+		char dir[200];
+		snprintf(dir, sizeof(dir), "%s/intr", url);
+		remote_empty(dir);
+	}
+	unlink(old);
+	unlink(big);
+}
+
+/* Without --inplace the destination is a new file renamed over the old one (a new fileid); with it,
+ * the old file is written (its fileid kept). */
+static void test_inplace_writes_directly(void)
+{
+	NEED_LAB();
+	char a[500], b[500], d[200], m1[33], m2[33];
+	unsigned long long id0, id1, id2;
+
+	local_file("inpl.a", 1 * MIB + 5, 31, a, sizeof(a));
+	local_file("inpl.b", 3 * MIB + 9, 32, b, sizeof(b));
+	run_ok("mkdir %s/inpl", url);
+	snprintf(d, sizeof(d), "%s/inpl/f", url);
+	run_ok("%s put '%s' %s", devs, a, d);
+	id0 = remote_fileid(d);
+	CU_ASSERT(id0 != 0);
+	run_ok("%s put '%s' %s", devs, b, d);
+	id1 = remote_fileid(d);
+	CU_ASSERT(id1 != 0 && id1 != id0);
+	md5_remote(d, m1);
+	md5_local(b, m2);
+	CU_ASSERT_STRING_EQUAL(m1, m2);
+	run_ok("%s --inplace put '%s' %s", devs, a, d);
+	id2 = remote_fileid(d);
+	CU_ASSERT_EQUAL(id2, id1);
+	md5_remote(d, m1);
+	md5_local(a, m2);
+	CU_ASSERT_STRING_EQUAL(m1, m2);
+	run_ok("%s cp '%s' %s --inplace", devs, b, d);
+	CU_ASSERT_EQUAL(remote_fileid(d), id1);
+	md5_remote(d, m1);
+	md5_local(b, m2);
+	CU_ASSERT_STRING_EQUAL(m1, m2);
+	/* locally too: --inplace keeps the inode, a copy without it replaces it */
+	{
+		char l[500];
+		struct stat s0, s1, s2;
+		snprintf(l, sizeof(l), "%s/inpl.local", tmp);
+		run_ok("%s get %s '%s'", devs, d, l);
+		CU_ASSERT_EQUAL(stat(l, &s0), 0);
+		run_ok("%s get %s '%s'", devs, d, l);
+		CU_ASSERT_EQUAL(stat(l, &s1), 0);
+		CU_ASSERT(s1.st_ino != s0.st_ino);
+		run_ok("%s --inplace get %s '%s'", devs, d, l);
+		CU_ASSERT_EQUAL(stat(l, &s2), 0);
+		CU_ASSERT_EQUAL(s2.st_ino, s1.st_ino);
+		md5_local(l, m1);
+		CU_ASSERT_STRING_EQUAL(m1, m2);
+		unlink(l);
+	}
+	/* a local symlink to a file: the file is replaced, the link stays */
+	{
+		char target[500], link[500];
+		struct stat st;
+		snprintf(target, sizeof(target), "%s/inpl.target", tmp);
+		snprintf(link, sizeof(link), "%s/inpl.link", tmp);
+		CU_ASSERT_EQUAL(ct_write_file(target, "old", 3), 0);
+		CU_ASSERT_EQUAL(symlink("inpl.target", link), 0);
+		run_ok("%s get %s '%s'", devs, d, link);
+		CU_ASSERT(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+		md5_local(target, m1);
+		CU_ASSERT_STRING_EQUAL(m1, m2);
+		unlink(link);
+		unlink(target);
+	}
+	CU_ASSERT_EQUAL(local_count(tmp, ".inpl"), 0);
+	unlink(a);
+	unlink(b);
+}
+
+static void test_interrupted_get(void)
+{
+	NEED_LAB();
+	char big[500], old[500], d[200], dr[200], l[500], m1[33], m2[33];
+	struct ct_proxy *px = ct_proxy_start(mds->port);
+	int status;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	local_file("get.big", 64 * MIB, 41, big, sizeof(big));
+	run_ok("mkdir %s/get", url);
+	snprintf(d, sizeof(d), "%s/get/big", url);
+	snprintf(dr, sizeof(dr), "pnfs://127.0.0.1:%d/get/big", ct_proxy_port(px));
+	run_ok("%s put '%s' %s", devs, big, d);
+	/* no file there before: none under its name after */
+	snprintf(l, sizeof(l), "%s/got.bin", tmp);
+	copy_signalled(px, dr, l, 1, SIGINT, &status);
+	CU_ASSERT(access(l, F_OK) < 0 && errno == ENOENT);
+	CU_ASSERT_EQUAL(local_count(tmp, ".got.bin"), 0);
+	copy_signalled(px, dr, l, 1, SIGKILL, &status);
+	CU_ASSERT(access(l, F_OK) < 0 && errno == ENOENT);
+	CU_ASSERT_EQUAL(local_count(tmp, ".got.bin"), 1);
+	if (local_count(tmp, ".got.bin") != 1)
+		test_run(NULL, "ls -la '%s' >&2", tmp);
+	test_run(NULL, "rm -f '%s'/.got.bin.*", tmp);
+	/* an old file there: kept whole */
+	local_file("got.bin", 1 * MIB + 3, 42, old, sizeof(old));
+	md5_local(old, m1);
+	copy_signalled(px, dr, l, 1, SIGTERM, &status);
+	md5_local(l, m2);
+	CU_ASSERT_STRING_EQUAL(m2, m1);
+	CU_ASSERT_EQUAL(local_count(tmp, ".got.bin"), 0);
+	/* finished: replaced */
+	run_ok("%s get %s '%s'", devs, d, l);
+	md5_local(l, m1);
+	md5_local(big, m2);
+	CU_ASSERT_STRING_EQUAL(m1, m2);
+	CU_ASSERT_EQUAL(local_count(tmp, ".got.bin"), 0);
+	ct_proxy_stop(px);
+	snprintf(d, sizeof(d), "%s/get", url);
+	remote_empty(d);
+	unlink(l);
+	unlink(big);
+}
+
+/* A FIFO as the source is read in turn; one that fails leaves no file on the server. */
+static void test_fifo_source(void)
+{
+	NEED_LAB();
+	char src[500], fifo[500], d[200], m1[33], m2[33], *err = NULL;
+	int rc;
+
+	local_file("fifo.src", 20 * MIB + 11, 51, src, sizeof(src));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+	CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0644), 0);
+	run_ok("mkdir %s/fifo", url);
+	snprintf(d, sizeof(d), "%s/fifo/copy", url);
+	rc = test_run(&err, "cat '%s' > '%s' & '%s' -q %s cp '%s' %s 2>&1; s=$?; wait; exit $s", src, fifo,
+		      test_bin("pnfs"), devs, fifo, d);
+	CU_ASSERT_EQUAL(rc, 0);
+	if (rc != 0)
+		fprintf(stderr, "\n  pnfs cp FIFO: exit %d:\n%s", rc, err ? err : "");
+	free(err);
+	md5_remote(d, m1);
+	md5_local(src, m2);
+	CU_ASSERT_STRING_EQUAL(m1, m2);
+	/* through the MDS, and from standard input */
+	rc = test_run(NULL, "cat '%s' > '%s' & '%s' -q --mds-io put '%s' %s/fifo/copy2; s=$?; wait; exit $s", src, fifo,
+		      test_bin("pnfs"), fifo, url);
+	CU_ASSERT_EQUAL(rc, 0);
+	snprintf(d, sizeof(d), "%s/fifo/copy2", url);
+	md5_remote(d, m1);
+	CU_ASSERT_STRING_EQUAL(m1, m2);
+	rc = test_run(NULL, "'%s' -q %s put - %s/fifo/copy3 < '%s'", test_bin("pnfs"), devs, url, src);
+	CU_ASSERT_EQUAL(rc, 0);
+	snprintf(d, sizeof(d), "%s/fifo/copy3", url);
+	md5_remote(d, m1);
+	CU_ASSERT_STRING_EQUAL(m1, m2);
+	/* a copy that fails before its end (the server is not there for the name) leaves nothing */
+	rc = test_run(NULL, "(cat '%s' > '%s' 2>/dev/null &); '%s' -q %s cp '%s' %s/fifo/nodir/copy 2>/dev/null",
+		      src, fifo, test_bin("pnfs"), devs, fifo, url);
+	CU_ASSERT_EQUAL(rc, 1);
+	{
+		char dir[200];
+		snprintf(dir, sizeof(dir), "%s/fifo", url);
+		CU_ASSERT_EQUAL(remote_count(dir, "."), 0);
+		CU_ASSERT_EQUAL(remote_count(dir, "copy"), 3);
+		remote_empty(dir);
+	}
+	/* a FIFO whose writer sends nothing: SIGINT ends the copy blocked reading it, nothing is left */
+	{
+		char dir[200], errf[500], errtxt[4096] = "";
+		int status = 0;
+		pid_t w = fork(), pid;
+		CU_ASSERT_FATAL(w >= 0);
+		if (w == 0) {
+			int fd = open(fifo, O_WRONLY);
+			sleep(60);
+			_exit(fd < 0);
+		}
+		snprintf(dir, sizeof(dir), "%s/fifo", url);
+		snprintf(d, sizeof(d), "%s/fifo/stalled", url);
+		snprintf(errf, sizeof(errf), "%s/stalled.err", tmp);
+		pid = ct_cp_start(devs, fifo, d, errf);
+		CU_ASSERT_FATAL(pid > 0);
+		for (int i = 0; i < 1000 && remote_count(dir, ".stalled.pnfs-") == 0; i++)
+			usleep(10000);
+		CU_ASSERT_EQUAL(remote_count(dir, ".stalled.pnfs-"), 1);
+		kill(pid, SIGINT);
+		CU_ASSERT_EQUAL(ct_cp_wait(pid, 0, 30, &status, errf, errtxt, sizeof(errtxt)), 0);
+		CU_ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+		CU_ASSERT_EQUAL(remote_count(dir, ".stalled"), 0);
+		CU_ASSERT_EQUAL(remote_count(dir, "stalled"), 0);
+		kill(w, SIGKILL);
+		waitpid(w, NULL, 0);
+		unlink(errf);
+	}
+	unlink(fifo);
+	unlink(src);
+}
+
+/* cp's way with modes: a new file gets the source's bits (less the umask), a replaced one keeps its. */
+static void test_modes(void)
+{
+	NEED_LAB();
+	char src[500], l[500], d[200];
+	struct stat st;
+
+	local_file("mode.src", 100000, 61, src, sizeof(src));
+	chmod(src, 0750);
+	run_ok("mkdir %s/mode", url);
+	snprintf(d, sizeof(d), "%s/mode/new", url);
+	run_ok("%s put '%s' %s", devs, src, d);
+	CU_ASSERT_EQUAL(remote_mode(d), 0750);
+	chmod(src, 0666);
+	snprintf(d, sizeof(d), "%s/mode/u", url);
+	run_ok("%s put '%s' %s", devs, src, d); /* umask 022 */
+	CU_ASSERT_EQUAL(remote_mode(d), 0644);
+	/* replaced: the old file's mode */
+	chmod(src, 0755);
+	snprintf(d, sizeof(d), "%s/mode/new", url);
+	run_ok("%s put '%s' %s", devs, src, d);
+	CU_ASSERT_EQUAL(remote_mode(d), 0750);
+	/* read-only for its owner: still replaced, still read-only */
+	chmod(src, 0444);
+	snprintf(d, sizeof(d), "%s/mode/ro", url);
+	run_ok("%s put '%s' %s", devs, src, d);
+	CU_ASSERT_EQUAL(remote_mode(d), 0444);
+	chmod(src, 0644);
+	run_ok("%s put '%s' %s", devs, src, d);
+	CU_ASSERT_EQUAL(remote_mode(d), 0444);
+	/* and into local files */
+	snprintf(l, sizeof(l), "%s/mode.got", tmp);
+	snprintf(d, sizeof(d), "%s/mode/new", url);
+	run_ok("%s get %s '%s'", devs, d, l);
+	CU_ASSERT(stat(l, &st) == 0 && (st.st_mode & 07777) == 0750);
+	chmod(l, 0600);
+	run_ok("%s get %s '%s'", devs, d, l);
+	CU_ASSERT(stat(l, &st) == 0 && (st.st_mode & 07777) == 0600);
+	unlink(l);
+	unlink(src);
+}
+
+/* ---- ls -l -h, owner names ------------------------------------------------------------------- */
+
+static void test_ls_long_human(void)
+{
+	NEED_LAB();
+	char a[500], b[500], c[500], *out;
+	struct passwd *pw = getpwuid(getuid());
+
+	local_file("ls.a", 3 * MIB, 71, a, sizeof(a));
+	local_file("ls.b", 1536, 72, b, sizeof(b));
+	local_file("ls.c", 700, 73, c, sizeof(c));
+	run_ok("mkdir %s/lsh", url);
+	run_ok("%s put '%s' %s/lsh/three", devs, a, url);
+	run_ok("%s put '%s' %s/lsh/onehalf", devs, b, url);
+	run_ok("%s put '%s' %s/lsh/small", devs, c, url);
+	out = pnfs_out("ls -l -h %s/lsh", url);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, " 3.0M "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, " 1.5K "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, " 700 "));
+	CU_ASSERT_PTR_NULL(strstr(out, "3145728"));
+	if (pw) {
+		char want[300];
+		snprintf(want, sizeof(want), " %-8s ", pw->pw_name);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+	}
+	if (!strstr(out, " 3.0M ") || !strstr(out, " 1.5K "))
+		fprintf(stderr, "\n  pnfs ls -l -h said:\n%s", out);
+	free(out);
+	/* without -h: bytes; one file; --human-readable before the command */
+	out = pnfs_out("ls -l %s/lsh", url);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, " 3145728 "));
+	free(out);
+	out = pnfs_out("--human-readable ls -l %s/lsh/three", url);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, " 3.0M "));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "three"));
+	free(out);
+	/* after ls, -h is human-readable sizes; --help is still the usage */
+	out = pnfs_out("ls --help");
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "Usage: pnfs"));
+	free(out);
+	/* the numbers stay numbers in JSON */
+	out = pnfs_out("--json ls %s/lsh", url);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"size\":3145728"));
+	free(out);
+	unlink(a);
+	unlink(b);
+	unlink(c);
+}
+
+/* ---- trees ------------------------------------------------------------------------------------ */
+
+static const char *tree_files[] = { "a", "sub/b", "sub/deeper/c", "sub/deeper/big", "sub/deeper/evendeeper/d" };
+
+static void make_tree(const char *root)
+{
+	const size_t sizes[] = { 1 * MIB + 1, 100000, 0, 17 * MIB + 333, 4096 };
+	char p[600];
+
+	test_run(NULL, "rm -rf '%s' && mkdir -p '%s/sub/deeper/evendeeper' '%s/empty'", root, root, root);
+	for (size_t i = 0; i < sizeof(tree_files) / sizeof(tree_files[0]); i++) {
+		char *d = malloc(sizes[i] ? sizes[i] : 1);
+		snprintf(p, sizeof(p), "%s/%s", root, tree_files[i]);
+		test_fill_random(d, sizes[i], 80 + i);
+		CU_ASSERT_EQUAL(ct_write_file(p, d, sizes[i]), 0);
+		free(d);
+	}
+	snprintf(p, sizeof(p), "%s/link", root);
+	CU_ASSERT_EQUAL(symlink("sub/b", p), 0);
+	snprintf(p, sizeof(p), "%s/sub/dangling", root);
+	CU_ASSERT_EQUAL(symlink("../nowhere", p), 0);
+}
+
+static void check_tree(const char *want, const char *got)
+{
+	char a[600], b[600], m1[33], m2[33], t1[100], t2[100];
+	struct stat st;
+	ssize_t n1, n2;
+
+	for (size_t i = 0; i < sizeof(tree_files) / sizeof(tree_files[0]); i++) {
+		snprintf(a, sizeof(a), "%s/%s", want, tree_files[i]);
+		snprintf(b, sizeof(b), "%s/%s", got, tree_files[i]);
+		md5_local(a, m1);
+		md5_local(b, m2);
+		CU_ASSERT_EQUAL(strlen(m1), 32);
+		CU_ASSERT_STRING_EQUAL(m1, m2);
+		if (strcmp(m1, m2))
+			fprintf(stderr, "\n  %s differs from %s\n", b, a);
+	}
+	snprintf(b, sizeof(b), "%s/empty", got);
+	CU_ASSERT(stat(b, &st) == 0 && S_ISDIR(st.st_mode));
+	snprintf(a, sizeof(a), "%s/link", want);
+	snprintf(b, sizeof(b), "%s/link", got);
+	n1 = readlink(a, t1, sizeof(t1));
+	n2 = readlink(b, t2, sizeof(t2));
+	CU_ASSERT(n1 > 0 && n1 == n2 && memcmp(t1, t2, (size_t)n1) == 0);
+	snprintf(b, sizeof(b), "%s/sub/dangling", got);
+	n2 = readlink(b, t2, sizeof(t2));
+	CU_ASSERT(n2 == 10 && memcmp(t2, "../nowhere", 10) == 0);
+}
+
+static void test_tree_copies(void)
+{
+	NEED_LAB();
+	char src[500], back[500], back2[500], fifo[600], *out;
+
+	snprintf(src, sizeof(src), "%s/tree", tmp);
+	make_tree(src);
+	chmod(src, 0750);
+	run_ok("mkdir %s/trees", url);
+	/* into an existing directory: DST/tree */
+	run_ok("%s cp -r '%s' %s/trees", devs, src, url);
+	out = pnfs_out("ls %s/trees/tree", url);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "sub/"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "empty/"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "link"));
+	free(out);
+	{
+		char t[200];
+		snprintf(t, sizeof(t), "%s/trees/tree", url);
+		CU_ASSERT_EQUAL(remote_mode(t), 0750);
+	}
+	/* back: to a new name */
+	snprintf(back, sizeof(back), "%s/back", tmp);
+	run_ok("%s cp -r %s/trees/tree '%s'", devs, url, back);
+	check_tree(src, back);
+	/* the other commands, and options after the command */
+	run_ok("%s put -r '%s' %s/trees/put", devs, src, url);
+	snprintf(back2, sizeof(back2), "%s/back2", tmp);
+	run_ok("%s get %s/trees/put '%s' --recursive", devs, url, back2);
+	check_tree(src, back2);
+	/* again onto the copies: files replaced, the tree the same */
+	run_ok("%s cp -r '%s' %s/trees", devs, src, url);
+	run_ok("%s cp -R %s/trees/tree '%s'", devs, url, tmp);
+	{
+		char again[600];
+		snprintf(again, sizeof(again), "%s/tree", tmp);
+		check_tree(src, again);
+	}
+	/* a directory without -r: refused, saying so */
+	run_fails("-r copies a tree", "cp '%s' %s/trees/x", src, url);
+	/* other types: said, the rest copied */
+	snprintf(fifo, sizeof(fifo), "%s/sub/fifo", src);
+	CU_ASSERT_EQUAL(mkfifo(fifo, 0644), 0);
+	run_fails("not copied: a fifo", "%s cp -r '%s' %s/trees/withfifo", devs, src, url);
+	test_run(NULL, "rm -rf '%s'", back);
+	run_ok("%s cp -r %s/trees/withfifo '%s'", devs, url, back);
+	unlink(fifo);
+	check_tree(src, back);
+	/* server to server, and back to check */
+	run_ok("%s cp -r %s/trees/tree %s/trees/again", devs, url, url);
+	test_run(NULL, "rm -rf '%s'", back);
+	run_ok("%s cp -r %s/trees/again '%s'", devs, url, back);
+	check_tree(src, back);
+	/* a tree into itself (under any spelling, through another name of the server): refused */
+	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/tree/sub", url, url);
+	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/tree/sub/new", url, url);
+	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/", url, url);
+	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree pnfs://localhost:%d/trees/./tree/sub/deeper",
+		  url, mds->port);
+	out = pnfs_out("ls %s/trees/tree/sub", url);
+	CU_ASSERT_PTR_NULL(strstr(out, "new"));
+	CU_ASSERT_PTR_NULL(strstr(out, "tree"));
+	free(out);
+	test_run(NULL, "rm -rf '%s' '%s' '%s' '%s/tree'", src, back, back2, tmp);
+}
+
+TEST_SUITE(client_copy, "integration/client_copy", suite_init, suite_clean,
+	   { "self_copy_refused", test_self_copy_refused },
+	   { "identity_api", test_identity_api },
+	   { "interrupted_put_keeps_destination", test_interrupted_put_keeps_destination },
+	   { "inplace_writes_directly", test_inplace_writes_directly },
+	   { "interrupted_get", test_interrupted_get },
+	   { "fifo_source", test_fifo_source },
+	   { "modes", test_modes },
+	   { "ls_long_human", test_ls_long_human },
+	   { "tree_copies", test_tree_copies });
