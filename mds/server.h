@@ -272,6 +272,7 @@ struct mds_server {
 	int listen_fd;
 	int port;
 	int signal_fd;
+	int pool_lock_fd;           /* DIR/mds.lock, held while serving (mds/pool_lock.h) */
 	mds_reload_fn *reload;
 	void *reload_arg;
 	/* Connections. */
