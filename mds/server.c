@@ -4,6 +4,7 @@
 #include "mds/server.h"
 
 #include "blkmap/blkmap.h"
+#include "mds/guard.h"
 #include "mds/layout.h"
 #include "mds/pool.h"
 #include "mds/pool_lock.h"
@@ -286,6 +287,10 @@ int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *
 	rc = mds_server_open_pool(srv, err, errlen);
 	if (rc)
 		goto fail;
+	/* Before the store or a reservation changes: no other server on these LUNs. */
+	rc = mds_guard_start(srv, err, errlen);
+	if (rc)
+		goto fail;
 	rc = store_startup(srv, err, errlen);
 	if (rc)
 		goto fail;
@@ -307,6 +312,7 @@ int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *
 	if (rc)
 		goto fail;
 	(void)mds_pool_lock_set_listen(srv->pool_lock_fd, cfg->listen, srv->port);
+	mds_guard_listening(srv);
 	srv->lease_timer = mds_loop_add_timer(srv->loop, 1000, lease_tick, srv);
 	LOG_INFO("serving pool %s on %s port %d (boot %llu, lease %u s)", cfg->pool, cfg->listen, srv->port,
 		 (unsigned long long)srv->boot, cfg->lease_time_s);
@@ -392,7 +398,9 @@ int mds_with_txn(struct mds_server *srv, int (*fn)(struct mds_txn *t, void *arg)
 
 int mds_server_run(struct mds_server *srv)
 {
-	return mds_loop_run(srv->loop);
+	int rc = mds_loop_run(srv->loop);
+
+	return rc ? rc : srv->fatal;
 }
 
 void mds_server_stop(struct mds_server *srv)
@@ -437,6 +445,7 @@ void mds_server_free(struct mds_server *srv)
 		close(srv->signal_fd);
 	}
 	mds_layout_stop(srv);
+	mds_guard_stop(srv);
 	mds_server_close_pool(srv);
 	mds_pool_unlock(srv->pool_lock_fd);
 	mds_map_clear(&srv->clients);

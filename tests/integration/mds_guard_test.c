@@ -89,10 +89,27 @@ static int leave_fenced_state(const char *url)
 	return rc;
 }
 
+static int run_mds_on(char **out, const char *pool, int port, const char *more)
+{
+	return test_run(out, "'%s' --listen 127.0.0.1 --port %d --pool '%s' %s 2>&1", test_bin("pnfs-mds"), port, pool,
+			more);
+}
+
 static int run_mds(char **out, const struct test_mds *m, const char *more)
 {
-	return test_run(out, "'%s' --listen 127.0.0.1 --port %d --pool '%s' %s 2>&1", test_bin("pnfs-mds"),
-			test_free_port(), m->pool, more);
+	return run_mds_on(out, m->pool, test_free_port(), more);
+}
+
+static int pid_from_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int pid = 0;
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return pid;
 }
 
 static int admin(char **out, const char *pool, const char *cmd)
@@ -179,6 +196,102 @@ static void test_second_server_refused(void)
 	free(out);
 	CU_ASSERT_EQUAL(tmds_start(m), 0);
 	assert_fenced_intact(lab);
+	tmds_free(m);
+	lab_down(lab);
+}
+
+/* Another copy of the pool directory on the same LUNs, as a standby host has: the lock file is not
+ * shared, the heartbeat on LUN 0 is. Refused (foreground, daemon, --scsi-layouts no) naming the
+ * server and its key, the reservation untouched; --takeover claims the LUNs and the old server
+ * stops by itself at its next beat. */
+static void test_other_copy_refused_then_takeover(void)
+{
+	struct test_lab *lab = lab_up(2, "32M", NULL);
+	struct test_mds *m;
+	char copy[400], expect[200], pidf[400], more[1200], *out = NULL, *log;
+	const char *modes[] = { "--foreground", "", "--foreground --scsi-layouts no", "--scsi-layouts no" };
+	int port2 = test_free_port(), pid2 = 0, st = 0, ended = 0;
+	struct nc *c;
+	struct nc_fh root;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	m = tmds_new(lab, NULL, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	for (int i = 0; i < lab->nluns; i++)
+		CU_ASSERT_EQUAL_FATAL(leave_fenced_state(lab->urls[i]), 0);
+	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
+	snprintf(copy, sizeof(copy), "%s/standby-pool", m->dir);
+	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "cp -a '%s' '%s'", m->pool, copy), 0);
+	snprintf(expect, sizeof(expect), "its LUNs are served by pnfs-mds pid %d on ", (int)m->pid);
+	snprintf(pidf, sizeof(pidf), "%s/standby.pid", m->dir);
+	for (size_t k = 0; k < sizeof(modes) / sizeof(modes[0]); k++) {
+		int rc;
+		snprintf(more, sizeof(more), "%s --pid-file '%s' --log-file '%s/standby.log'", modes[k], pidf, m->dir);
+		rc = run_mds_on(&out, copy, port2, more);
+		if (rc != 1 || !strstr(out, expect))
+			fprintf(stderr, "\n  standby pnfs-mds %s: exit %d: %s\n", modes[k], rc, out);
+		CU_ASSERT_EQUAL(rc, 1);
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, expect));
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, "504e465300000000 holds the reservation on 2 of 2 LUN(s)"));
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, m->pool));
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, "--takeover"));
+		free(out);
+		out = NULL;
+		assert_fenced_intact(lab);
+	}
+	/* the first server never noticed */
+	c = nc_connect(m->port);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(nc_setup(c, "guard-first"), 0);
+	CU_ASSERT_EQUAL(nc_rootfh(c, &root), 0);
+	CU_ASSERT_EQUAL(nc_mkdir(c, &root, "before-takeover", 0755, NULL), 0);
+	nc_free(c);
+
+	/* --takeover: the standby starts (as a daemon), the first one stops on its own. */
+	snprintf(more, sizeof(more), "--takeover --pid-file '%s' --log-file '%s/standby.log'", pidf, m->dir);
+	CU_ASSERT_EQUAL(run_mds_on(&out, copy, port2, more), 0);
+	free(out);
+	out = NULL;
+	pid2 = pid_from_file(pidf);
+	CU_ASSERT(pid2 > 0);
+	for (int i = 0; i < 300 && !ended; i++) {
+		if (waitpid(m->pid, &st, WNOHANG) == m->pid)
+			ended = 1;
+		else
+			sleep_ms(100);
+	}
+	CU_ASSERT(ended);
+	if (ended) {
+		CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+		m->pid = 0;
+	}
+	/* fenced off (RESERVATION CONFLICT), or it read the standby's record first */
+	log = tmds_log(m);
+	CU_ASSERT_PTR_NOT_NULL(strstr(log, "this server stops (it no longer owns the LUNs)"));
+	free(log);
+	test_run(&out, "cat '%s/standby.log'", m->dir);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "TAKEOVER"));
+	free(out);
+	out = NULL;
+	/* the reservation is held (now by the standby), the old run's client still fenced */
+	assert_fenced_intact(lab);
+	if (pid2 > 0) {
+		c = nc_connect(port2);
+		CU_ASSERT_PTR_NOT_NULL(c);
+		if (c) {
+			CU_ASSERT_EQUAL(nc_setup(c, "guard-standby"), 0);
+			CU_ASSERT_EQUAL(nc_rootfh(c, &root), 0);
+			CU_ASSERT_EQUAL(nc_mkdir(c, &root, "after-takeover", 0755, NULL), 0);
+			nc_free(c);
+		}
+		kill(pid2, SIGTERM);
+		for (int i = 0; i < 100 && kill(pid2, 0) == 0; i++)
+			sleep_ms(100);
+		if (kill(pid2, 0) == 0)
+			kill(pid2, SIGKILL);
+	}
+	/* stopped cleanly: the first server starts again at once on its own directory */
+	CU_ASSERT_EQUAL(tmds_start(m), 0);
 	tmds_free(m);
 	lab_down(lab);
 }
@@ -441,5 +554,6 @@ static void test_killed_server_space_back(void)
 
 TEST_SUITE(mds_guard, "integration/mds-guard", NULL, NULL,
 	   { "second_server_refused", test_second_server_refused },
+	   { "other_copy_refused_then_takeover", test_other_copy_refused_then_takeover },
 	   { "killed_copy_space_back", test_killed_copy_space_back },
 	   { "killed_server_space_back", test_killed_server_space_back });
