@@ -55,7 +55,7 @@ static uint64_t get_le64(const uint8_t *p)
 
 /*
  * Record (little-endian): 0 magic "PNFSBEAT", 8 version (1), 12 state, 16 pool UUID, 32 nonce,
- * 40 started, 48 beat, 56 seq, 64 pid, 68 host[64], 132 listen[128], 260 dir[232], 492..507 zero,
+ * 40 started, 48 beat, 56 seq, 64 pid, 68 host[64], 132 listen[128], 260 dir[232], 492 boot ID,
  * 508 CRC32C of bytes 0..507.
  */
 void mds_guard_encode(const struct mds_guard_beat *b, uint8_t *out)
@@ -73,6 +73,7 @@ void mds_guard_encode(const struct mds_guard_beat *b, uint8_t *out)
 	memcpy(out + 68, b->host, strnlen(b->host, 63));
 	memcpy(out + 132, b->listen, strnlen(b->listen, 127));
 	memcpy(out + 260, b->dir, strnlen(b->dir, 231));
+	memcpy(out + 492, b->boot_id, 16);
 	put_le32(out + 508, mds_crc32c(0, out, 508));
 }
 
@@ -92,16 +93,35 @@ int mds_guard_decode(const uint8_t *buf, size_t len, struct mds_guard_beat *out)
 	memcpy(out->host, buf + 68, 63);
 	memcpy(out->listen, buf + 132, 127);
 	memcpy(out->dir, buf + 260, 231);
+	memcpy(out->boot_id, buf + 492, 16);
 	return 0;
 }
 
-int mds_guard_alive(const struct mds_guard_beat *b, uint64_t now, const char *my_host, char *why, size_t whylen)
+void mds_guard_boot_id(uint8_t out[16])
 {
+	char text[64] = "";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	memset(out, 0, 16);
+	if (!f)
+		return;
+	if (fgets(text, sizeof(text), f))
+		text[strcspn(text, "\n")] = 0;
+	fclose(f);
+	if (mds_uuid_parse(text, out) != 0)
+		memset(out, 0, 16);
+}
+
+int mds_guard_alive(const struct mds_guard_beat *b, uint64_t now, const uint8_t my_boot[16], char *why,
+		    size_t whylen)
+{
+	static const uint8_t zero[16];
+
 	if (b->state != MDS_GUARD_SERVING) {
 		snprintf(why, whylen, "it stopped cleanly");
 		return 0;
 	}
-	if (!strcmp(b->host, my_host)) {
+	if (memcmp(b->boot_id, zero, 16) && !memcmp(b->boot_id, my_boot, 16)) {
 		/* This host: the process says it all, whatever the clocks. */
 		if (b->pid && (kill((pid_t)b->pid, 0) == 0 || errno == EPERM)) {
 			snprintf(why, whylen, "its process %u runs on this host", b->pid);
@@ -293,6 +313,7 @@ int mds_guard_start(struct mds_server *srv, char *err, size_t errlen)
 	struct mds_guard *g = calloc(1, sizeof(*g));
 	struct mds_guard_beat old;
 	char host[64] = "";
+	uint8_t boot[16];
 	uint64_t now = (uint64_t)time(NULL);
 	int rc, have;
 
@@ -314,6 +335,7 @@ int mds_guard_start(struct mds_server *srv, char *err, size_t errlen)
 	srv->guard = g;
 	if (gethostname(host, sizeof(host) - 1) != 0)
 		snprintf(host, sizeof(host), "localhost");
+	mds_guard_boot_id(boot);
 	have = read_beat(g, &old);
 	if (have < 0) {
 		snprintf(err, errlen, "pool %s: LUN 0: reading the heartbeat record: %s", srv->cfg.pool,
@@ -322,7 +344,7 @@ int mds_guard_start(struct mds_server *srv, char *err, size_t errlen)
 	}
 	if (have && !memcmp(old.pool_uuid, mds_store_format(srv->store)->pool_uuid, 16)) {
 		char why[200], when[64], pr[200];
-		int alive = mds_guard_alive(&old, now, host, why, sizeof(why)), held;
+		int alive = mds_guard_alive(&old, now, boot, why, sizeof(why)), held;
 		when_str(old.started, when, sizeof(when));
 		if (alive) {
 			pr_state(srv, pr, sizeof(pr), &held);
@@ -357,6 +379,7 @@ int mds_guard_start(struct mds_server *srv, char *err, size_t errlen)
 	g->me.seq = 1;
 	g->me.pid = (uint32_t)getpid();
 	snprintf(g->me.host, sizeof(g->me.host), "%s", host);
+	memcpy(g->me.boot_id, boot, 16);
 	snprintf(g->me.listen, sizeof(g->me.listen), "%s:%d (binding)", srv->cfg.listen, srv->cfg.port);
 	snprintf(g->me.dir, sizeof(g->me.dir), "%s", srv->cfg.pool);
 	rc = write_beat(g);

@@ -4,7 +4,7 @@
  * (pid, host, start, listen address, pool directory), a random instance nonce, and the time of its
  * last beat, renewed every MDS_GUARD_INTERVAL_S. A server starting on the LUNs reads it first, with
  * the LUNs' persistent reservation, and refuses while the record says another server is alive
- * (same host: its pid exists; another host: it beat within MDS_GUARD_STALE_S). --takeover claims
+ * (this host, this boot: its pid exists; otherwise: it beat within MDS_GUARD_STALE_S). --takeover claims
  * the LUNs anyway, for a deliberate failover: PREEMPT AND ABORT of the MDS key moves the
  * reservation to this server and removes every other registration of it, and the old server, at
  * its next beat, finds the record not its own (or its I/O refused) and stops. */
@@ -29,6 +29,7 @@ struct mds_guard_beat {
 	uint64_t started, beat;   /* seconds since the epoch */
 	uint64_t seq;
 	uint32_t pid;
+	uint8_t boot_id[16];      /* the host's boot (/proc/sys/kernel/random/boot_id): pid is meaningful here */
 	char host[64];
 	char listen[128];
 	char dir[232];
@@ -39,8 +40,13 @@ struct mds_guard_beat {
 void mds_guard_encode(const struct mds_guard_beat *b, uint8_t *out);
 int mds_guard_decode(const uint8_t *buf, size_t len, struct mds_guard_beat *out);
 
-/* Whether b says a server is alive now (see above); the reason in why. */
-int mds_guard_alive(const struct mds_guard_beat *b, uint64_t now, const char *my_host, char *why, size_t whylen);
+/* Whether b says a server is alive now (see above); the reason in why. my_boot is this host's boot
+ * ID (mds_guard_boot_id): a record of the same boot is judged by its pid, any other by its beat
+ * (host names may repeat across cloned hosts; boot IDs do not). */
+int mds_guard_alive(const struct mds_guard_beat *b, uint64_t now, const uint8_t my_boot[16], char *why,
+		    size_t whylen);
+/* This host's current boot ID; all zero if the kernel does not say. */
+void mds_guard_boot_id(uint8_t out[16]);
 
 struct mds_server;
 /* At start, the pool open: refuse (-EBUSY, err naming the live server and its key) or take over
