@@ -39,6 +39,10 @@ const struct mds_config_key mds_config_keys[] = {
 	  "offer SCSI layouts (RFC 8154): register on every LUN and hold an EXCLUSIVE ACCESS - REGISTRANTS "
 	  "ONLY reservation so that clients can be fenced (default yes; no: block-volume layouts only, LUNs "
 	  "not reserved)" },
+	{ "takeover", NULL,
+	  "start even though another pnfs-mds serves the pool's LUNs from another pool directory or host (its "
+	  "heartbeat on LUN 0 is fresh): preempt its key (PREEMPT AND ABORT), which makes it stop; for a "
+	  "deliberate failover, given once on the command line" },
 	{ "metrics-port", "N", "serve Prometheus metrics on http://127.0.0.1:N/metrics (default 0: off)" },
 	{ "export", "'CLIENTS OPTIONS'",
 	  "an export rule, repeatable: CLIENTS is *, ADDR or ADDR/BITS; OPTIONS rw|ro, root_squash|"
@@ -211,6 +215,9 @@ int mds_config_set(struct mds_config *cfg, const char *key, const char *value, c
 		rc = parse_num(value, 0, 3600, 0, &n);
 		if (!rc)
 			cfg->login_timeout_s = (uint32_t)n;
+	} else if (!strcmp(key, "takeover")) {
+		expect = "yes or no";
+		rc = parse_bool(value, &cfg->takeover);
 	} else if (!strcmp(key, "scsi-layouts")) {
 		expect = "yes or no";
 		rc = parse_bool(value, &cfg->scsi_layouts);

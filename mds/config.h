@@ -36,6 +36,7 @@ struct mds_config {
 	uint32_t login_timeout_s;           /* a connection without a session by then is dropped; 0: never */
 	struct mds_exports exports;
 	int exports_set;                    /* some `export` key was given (else the default rule) */
+	int takeover;                       /* claim LUNs another server serves (deliberate failover) */
 	int scsi_layouts;                   /* offer SCSI layouts: fence with persistent reservations */
 	int metrics_port;                   /* Prometheus text on 127.0.0.1:PORT/metrics; 0: off */
 };

@@ -469,6 +469,92 @@ nfsstat4 mds_lo_conflicts(struct mds_server *srv, struct mds_file *f, struct mds
 	return NFS4_OK;
 }
 
+/* ---- never-written blocks of layouts that did not survive a restart ---------------------------- */
+
+struct stale_ids {
+	uint64_t *v;
+	size_t n, cap;
+	uint64_t bytes;
+};
+
+static int stale_collect(void *arg, uint64_t fileid, uint64_t nextents, uint64_t bytes)
+{
+	struct stale_ids *s = arg;
+	(void)nextents;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		uint64_t *v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = fileid;
+	s->bytes += bytes;
+	return 0;
+}
+
+static int stale_collect_txn(struct mds_txn *t, void *arg)
+{
+	return mds_ext_invalid_iter(t, stale_collect, arg);
+}
+
+struct stale_punch {
+	uint64_t fileid;
+	uint64_t bytes;
+};
+
+static int stale_punch_txn(struct mds_txn *t, void *arg)
+{
+	struct stale_punch *a = arg;
+	struct mds_ranges freed = { 0 };
+	int rc = mds_ext_punch(t, a->fileid, 0, MDS_TO_END, MDS_EXT_MASK(MDS_EXT_INVALID), 0, &freed);
+
+	for (size_t i = 0; i < freed.n; i++)
+		a->bytes += freed.v[i].len;
+	mds_ranges_free(&freed);
+	return rc == -ENOENT ? 0 : rc;
+}
+
+int mds_layout_drop_stale(struct mds_server *srv)
+{
+	struct stale_ids ids = { 0 };
+	uint64_t dropped = 0;
+	size_t files = 0;
+	int rc;
+
+	rc = mds_with_txn(srv, stale_collect_txn, &ids);
+	for (size_t i = 0; !rc && i < ids.n; i++) {
+		struct mds_file *f = mds_file_find(srv, ids.v[i]);
+		if (f) {
+			/* Layouts granted since the start (reclaims during grace, new ones) keep theirs. */
+			struct mds_lo_set all = { 0 };
+			rc = mds_lo_set_add(&all, 0, UINT64_MAX);
+			if (!rc)
+				rc = mds_lo_drop_invalid(srv, f, &all);
+			mds_lo_set_free(&all);
+			continue;
+		}
+		{
+			struct stale_punch a = { ids.v[i], 0 };
+			rc = mds_with_txn(srv, stale_punch_txn, &a);
+			if (!rc && a.bytes) {
+				dropped += a.bytes;
+				files++;
+			}
+		}
+	}
+	if (rc)
+		LOG_ERROR("pool %s: dropping blocks allocated under layouts of the last run: %s", srv->cfg.pool,
+			  mds_store_strerror(rc));
+	else if (dropped)
+		LOG_INFO("pool %s: freed %llu bytes in %zu file(s) allocated under layouts of the last run and never "
+			 "committed", srv->cfg.pool, (unsigned long long)dropped, files);
+	free(ids.v);
+	return rc;
+}
+
 /* ---- returning ------------------------------------------------------------------------------- */
 
 int mds_lo_return_range(struct mds_server *srv, struct mds_lo_state *ls, uint64_t off, uint64_t end,
@@ -838,6 +924,13 @@ int mds_layout_start(struct mds_server *srv, char *err, size_t errlen)
 		}
 		if (bytes)
 			LOG_INFO("released %llu bytes parked at the last stop", (unsigned long long)bytes);
+		/* Nor can anyone commit into what its layouts allocated. */
+		rc = mds_layout_drop_stale(srv);
+		if (rc) {
+			snprintf(err, errlen, "pool %s: freeing never-committed blocks: %s", srv->cfg.pool,
+				 mds_store_strerror(rc));
+			goto fail;
+		}
 	}
 	if (srv->cfg.metrics_port) {
 		rc = mds_metrics_start(srv, srv->cfg.metrics_port, &lo->metrics, err, errlen);

@@ -14,6 +14,10 @@
 int mds_layout_start(struct mds_server *srv, char *err, size_t errlen);
 /* Stop timers and listeners and free the layout module (state itself goes with the stateids). */
 void mds_layout_stop(struct mds_server *srv);
+/* Free the INVALID extents (allocated by LAYOUTGET, never committed) that no layout of this run
+ * covers: after a restart, once no client can reclaim a layout (no grace, or grace over). The
+ * files' sizes stay what was committed. Returns 0 or -errno (logged). */
+int mds_layout_drop_stale(struct mds_server *srv);
 
 /* The layout types offered (fs_layout_type, layout_type): block volume, then SCSI (when fencing
  * works); clients choose by their own preference. Returns how many were written to out (<= max). */

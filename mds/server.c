@@ -4,8 +4,10 @@
 #include "mds/server.h"
 
 #include "blkmap/blkmap.h"
+#include "mds/guard.h"
 #include "mds/layout.h"
 #include "mds/pool.h"
+#include "mds/pool_lock.h"
 #include "proto/log.h"
 
 #include <arpa/inet.h>
@@ -219,6 +221,7 @@ void mds_grace_end(struct mds_server *srv, const char *why)
 		LOG_INFO("released %llu bytes of deferred frees", (unsigned long long)a.released);
 	mds_map_clear(&srv->reclaimable);
 	srv->nreclaimable = 0;
+	(void)mds_layout_drop_stale(srv);
 }
 
 static void make_verifiers(struct mds_server *srv)
@@ -238,6 +241,16 @@ static void make_verifiers(struct mds_server *srv)
 		 srv->pool_id[5], srv->pool_id[6], srv->pool_id[7]);
 }
 
+static int pool_lock(struct mds_server *srv, char *err, size_t errlen)
+{
+	char conf[sizeof(srv->cfg.pool) + 32];
+
+	snprintf(conf, sizeof(conf), "%s/%s", srv->cfg.pool, MDS_POOL_CONF);
+	if (access(conf, F_OK) != 0)
+		return 0;
+	return mds_pool_lock(srv->cfg.pool, "pnfs-mds", &srv->pool_lock_fd, NULL, err, errlen);
+}
+
 int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *err, size_t errlen)
 {
 	struct mds_server *srv = calloc(1, sizeof(*srv));
@@ -251,6 +264,7 @@ int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *
 	srv->cfg = *cfg;
 	srv->listen_fd = -1;
 	srv->signal_fd = -1;
+	srv->pool_lock_fd = -1;
 	mds_map_init(&srv->clients);
 	mds_map_init(&srv->conf_by_owner);
 	mds_map_init(&srv->unconf_by_owner);
@@ -265,7 +279,16 @@ int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *
 		snprintf(err, errlen, "event loop: %s", strerror(errno));
 		goto fail;
 	}
+	/* Before anything touches the pool: one server per pool directory (a directory without a pool
+	 * gets no lock file; opening it fails below, saying so). */
+	rc = pool_lock(srv, err, errlen);
+	if (rc)
+		goto fail;
 	rc = mds_server_open_pool(srv, err, errlen);
+	if (rc)
+		goto fail;
+	/* Before the store or a reservation changes: no other server on these LUNs. */
+	rc = mds_guard_start(srv, err, errlen);
 	if (rc)
 		goto fail;
 	rc = store_startup(srv, err, errlen);
@@ -288,6 +311,8 @@ int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *
 	rc = listen_on(srv, err, errlen);
 	if (rc)
 		goto fail;
+	(void)mds_pool_lock_set_listen(srv->pool_lock_fd, cfg->listen, srv->port);
+	mds_guard_listening(srv);
 	srv->lease_timer = mds_loop_add_timer(srv->loop, 1000, lease_tick, srv);
 	LOG_INFO("serving pool %s on %s port %d (boot %llu, lease %u s)", cfg->pool, cfg->listen, srv->port,
 		 (unsigned long long)srv->boot, cfg->lease_time_s);
@@ -373,7 +398,9 @@ int mds_with_txn(struct mds_server *srv, int (*fn)(struct mds_txn *t, void *arg)
 
 int mds_server_run(struct mds_server *srv)
 {
-	return mds_loop_run(srv->loop);
+	int rc = mds_loop_run(srv->loop);
+
+	return rc ? rc : srv->fatal;
 }
 
 void mds_server_stop(struct mds_server *srv)
@@ -418,7 +445,9 @@ void mds_server_free(struct mds_server *srv)
 		close(srv->signal_fd);
 	}
 	mds_layout_stop(srv);
+	mds_guard_stop(srv);
 	mds_server_close_pool(srv);
+	mds_pool_unlock(srv->pool_lock_fd);
 	mds_map_clear(&srv->clients);
 	mds_map_clear(&srv->conf_by_owner);
 	mds_map_clear(&srv->unconf_by_owner);

@@ -272,6 +272,9 @@ struct mds_server {
 	int listen_fd;
 	int port;
 	int signal_fd;
+	int pool_lock_fd;
+	struct mds_guard *guard;    /* heartbeat on LUN 0 (mds/guard.h) */
+	int fatal;                  /* why the loop was stopped, when it is a failure (-errno) */           /* DIR/mds.lock, held while serving (mds/pool_lock.h) */
 	mds_reload_fn *reload;
 	void *reload_arg;
 	/* Connections. */

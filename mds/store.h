@@ -394,6 +394,12 @@ int mds_ext_commit(struct mds_txn *t, uint64_t fileid, uint64_t off, uint64_t le
 int mds_ext_punch(struct mds_txn *t, uint64_t fileid, uint64_t off, uint64_t len,
 		  unsigned states_mask, unsigned flags, struct mds_ranges *freed);
 
+/* Allocated, never committed: every file whose map holds INVALID extents (LAYOUTGET allocated
+ * them; no LAYOUTCOMMIT made them data), in fileid order, with how many extents and bytes. fn must
+ * not change the store; a non-zero return stops the walk and is returned. Returns 0 or -errno. */
+int mds_ext_invalid_iter(struct mds_txn *t,
+			 int (*fn)(void *arg, uint64_t fileid, uint64_t nextents, uint64_t bytes), void *arg);
+
 /* ---- pending (deferred) frees --------------------------------------------------------------- */
 
 /* Freed ranges parked by MDS_FREE_PENDING are released to free space only by these calls; they

@@ -589,3 +589,49 @@ int st_ext_drop_all(struct mds_txn *t, struct mds_inode *ino, unsigned flags,
 {
 	return punch(t, ino, 0, EXT_FILE_MAX, MDS_EXT_MASK_ALL, flags, freed);
 }
+
+int mds_ext_invalid_iter(struct mds_txn *t,
+			 int (*fn)(void *arg, uint64_t fileid, uint64_t nextents, uint64_t bytes), void *arg)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	uint64_t cur = 0, n = 0, bytes = 0;
+	int rc = mdb_cursor_open(t->txn, t->st->extents, &c), op = MDB_FIRST;
+
+	if (rc)
+		return st_lmdb_err(t->st, rc, "mdb_cursor_open");
+	for (;; op = MDB_NEXT) {
+		const uint8_t *p;
+		uint64_t fileid;
+		rc = mdb_cursor_get(c, &k, &v, (MDB_cursor_op)op);
+		if (rc == MDB_NOTFOUND) {
+			rc = 0;
+			break;
+		}
+		if (rc) {
+			rc = st_lmdb_err(t->st, rc, "mdb_cursor_get");
+			break;
+		}
+		if (k.mv_size != 16 || v.mv_size != 17) {
+			rc = st_fail(t->st, -EUCLEAN, "extent record malformed");
+			break;
+		}
+		p = v.mv_data;
+		fileid = be64_get(k.mv_data);
+		if (fileid != cur && n) {
+			rc = fn(arg, cur, n, bytes);
+			if (rc)
+				break;
+			n = bytes = 0;
+		}
+		cur = fileid;
+		if (p[16] == MDS_EXT_INVALID) {
+			n++;
+			bytes += be64_get(p + 8);
+		}
+	}
+	if (!rc && n)
+		rc = fn(arg, cur, n, bytes);
+	mdb_cursor_close(c);
+	return rc;
+}

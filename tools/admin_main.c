@@ -3,6 +3,7 @@
  * so they are safe beside a running pnfs-mds. Exit status: 0 ok, 1 failure, 2 usage. */
 #include "blkmap/blkmap.h"
 #include "mds/pool.h"
+#include "mds/pool_lock.h"
 #include "mds/store.h"
 #include "proto/log.h"
 
@@ -31,7 +32,9 @@ static void usage_main(FILE *o)
 		"  format  --pool DIR [--stripe-unit SIZE | --concat] [--block-size SIZE] [--force] LUN-URL...\n"
 		"          label the LUNs and create the pool in DIR\n"
 		"  status  --pool DIR [--json]   show the LUNs, the volume and the space\n"
-		"  check   --pool DIR [--json]   verify the LUN labels and the metadata store\n\n"
+		"  check   --pool DIR [--json] [--repair]\n"
+		"          verify the LUN labels and the metadata store; --repair frees space\n"
+		"          allocated and never committed (only while no pnfs-mds serves the pool)\n\n"
 		"Common options:\n"
 		"  --initiator IQN     iSCSI initiator name (default: /etc/iscsi/initiatorname.iscsi's)\n"
 		"  --timeout SECONDS   per SCSI command and login (default 10)\n"
@@ -67,11 +70,16 @@ static void usage_status(FILE *o)
 static void usage_check(FILE *o)
 {
 	fprintf(o,
-		"Usage: pnfs-admin check --pool DIR [--json]\n"
+		"Usage: pnfs-admin check --pool DIR [--json] [--repair]\n"
 		"Verify every LUN's label against the store, DIR/volume.xdr against the pool's geometry,\n"
 		"and every invariant of the metadata store (free-space indexes, extent maps, ownership of\n"
 		"every volume byte, directories, counters).\n"
-		"Prints each problem; exits 0 if there is none, 1 otherwise.\n");
+		"While no pnfs-mds serves the pool (nobody holds DIR/mds.lock), space allocated by\n"
+		"LAYOUTGET and never committed (INVALID extents of writers that are gone) is reported per\n"
+		"file; pnfs-mds frees it itself once its grace period after a start is over. --repair\n"
+		"frees it now, holding DIR/mds.lock meanwhile (a server that starts is refused); file\n"
+		"sizes stay what was committed. --repair is refused while a server runs, naming it.\n"
+		"Prints each problem; exits 0 if there is none (or all were repaired), 1 otherwise.\n");
 }
 
 static int parse_size(const char *s, uint64_t *out)
@@ -155,7 +163,7 @@ static struct blkmap_ctx *make_ctx(const struct common *c)
 }
 
 enum { OPT_POOL = 256, OPT_STRIPE, OPT_CONCAT, OPT_BLOCK, OPT_FORCE, OPT_JSON, OPT_INIT, OPT_TIMEOUT,
-       OPT_MAP };
+       OPT_MAP, OPT_REPAIR };
 
 static const struct option opts_all[] = {
 	{ "pool", required_argument, NULL, OPT_POOL },
@@ -164,6 +172,7 @@ static const struct option opts_all[] = {
 	{ "block-size", required_argument, NULL, OPT_BLOCK },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "map-size", required_argument, NULL, OPT_MAP },
+	{ "repair", no_argument, NULL, OPT_REPAIR },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "initiator", required_argument, NULL, OPT_INIT },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
@@ -174,7 +183,7 @@ static const struct option opts_all[] = {
 struct args {
 	struct common c;
 	uint64_t stripe_unit;
-	int concat, force, have_stripe;
+	int concat, force, have_stripe, repair;
 	uint64_t block, map;
 	int nrest;
 	char **rest;
@@ -235,6 +244,9 @@ static int parse_args(int argc, char **argv, const char *allowed, void (*usage)(
 		case OPT_FORCE:
 			a->force = 1;
 			break;
+		case OPT_REPAIR:
+			a->repair = 1;
+			break;
 		case OPT_JSON:
 			a->c.json = 1;
 			break;
@@ -273,6 +285,7 @@ static int parse_args(int argc, char **argv, const char *allowed, void (*usage)(
 #define A_INIT "g"
 #define A_TIMEOUT "h"
 #define A_MAP "i"
+#define A_REPAIR "j"
 
 static int cmd_format(int argc, char **argv)
 {
@@ -326,9 +339,9 @@ struct view {
 	int bad_luns;
 };
 
-static int view_load(const struct common *c, struct view *v, char *err, size_t errlen)
+static int view_load(const struct common *c, struct view *v, int rdwr, char *err, size_t errlen)
 {
-	struct mds_store_opts so = { .rdonly = 1 };
+	struct mds_store_opts so = { .rdonly = !rdwr };
 	struct blkmap_ctx *ctx;
 	struct mds_txn *t;
 	int rc;
@@ -408,7 +421,7 @@ static int cmd_status(int argc, char **argv)
 {
 	struct args a;
 	struct view v;
-	char err[1024], u[37], h1[32], h2[32], h3[32], h4[32];
+	char err[1024], u[37], h1[32], h2[32], h3[32], h4[32], served[1024] = "";
 	int rc = parse_args(argc, argv, A_POOL A_JSON A_INIT A_TIMEOUT, usage_status, &a);
 
 	if (rc)
@@ -417,19 +430,29 @@ static int cmd_status(int argc, char **argv)
 		fprintf(stderr, "pnfs-admin status: unexpected argument '%s'\n", a.rest[0]);
 		return EXIT_USAGE;
 	}
-	rc = view_load(&a.c, &v, err, sizeof(err));
+	rc = view_load(&a.c, &v, 0, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "pnfs-admin status: %s\n", err);
 		view_free(&v);
 		return 1;
 	}
+	{
+		struct mds_pool_holder h;
+		if (mds_pool_lock_holder(a.c.pool, &h) > 0)
+			mds_pool_holder_str(a.c.pool, &h, served, sizeof(served));
+	}
 	mds_uuid_format(v.f->pool_uuid, u);
 	if (a.c.json) {
 		printf("{\"pool\":{\"dir\":");
 		json_str(stdout, a.c.pool);
-		printf(",\"uuid\":\"%s\"},\"volume\":{\"type\":\"%s\",\"stripe_unit_bytes\":%" PRIu64
+		printf(",\"uuid\":\"%s\",\"served_by\":", u);
+		if (served[0])
+			json_str(stdout, served);
+		else
+			printf("null");
+		printf("},\"volume\":{\"type\":\"%s\",\"stripe_unit_bytes\":%" PRIu64
 		       ",\"block_bytes\":%u,\"size_bytes\":%" PRIu64 ",\"luns\":%u},",
-		       u, vtype(v.f->volume_type), v.f->stripe_unit_bytes, v.f->block_bytes,
+		       vtype(v.f->volume_type), v.f->stripe_unit_bytes, v.f->block_bytes,
 		       v.f->volume_bytes, v.f->nluns);
 		print_luns_json(stdout, &v);
 		printf(",\"space\":{\"free_bytes\":%" PRIu64 ",\"used_bytes\":%" PRIu64
@@ -465,6 +488,7 @@ static int cmd_status(int argc, char **argv)
 		printf("space   free %s, used %s, pending %s (%" PRIu64 " free extents)\n", h1, h2, h3,
 		       v.stats.free_extents);
 		printf("files   %s\n", h4);
+		printf("server  %s\n", served[0] ? served : "none (nobody holds the pool's mds.lock)");
 	}
 	rc = v.bad_luns ? 1 : 0;
 	view_free(&v);
@@ -488,14 +512,94 @@ static void report_problem(void *arg, const char *line)
 	p->n++;
 }
 
+/* Space allocated and never committed, per file (offline check and repair). */
+struct uncommitted {
+	struct problems *pr;
+	uint64_t files, extents, bytes;
+	uint64_t *ids;
+	size_t nids, capids;
+};
+
+static int uncommitted_one(void *arg, uint64_t fileid, uint64_t nextents, uint64_t bytes)
+{
+	struct uncommitted *u = arg;
+	char h[32];
+
+	if (u->nids == u->capids) {
+		size_t cap = u->capids ? 2 * u->capids : 64;
+		uint64_t *v = realloc(u->ids, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		u->ids = v;
+		u->capids = cap;
+	}
+	u->ids[u->nids++] = fileid;
+	u->files++;
+	u->extents += nextents;
+	u->bytes += bytes;
+	human(bytes, h, sizeof(h));
+	if (u->pr->json)
+		printf("%s{\"fileid\":%" PRIu64 ",\"extents\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", u->files > 1 ? "," : "",
+		       fileid, nextents, bytes);
+	else
+		printf("space: file %" PRIu64 ": %" PRIu64 " extent(s), %s (%" PRIu64
+		       " bytes) allocated and never committed\n",
+		       fileid, nextents, h, bytes);
+	return 0;
+}
+
+static int uncommitted_txn_walk(struct mds_store *st, struct uncommitted *u)
+{
+	struct mds_txn *t;
+	int rc = mds_txn_begin(st, MDS_TXN_RDONLY, &t);
+
+	if (rc)
+		return rc;
+	rc = mds_ext_invalid_iter(t, uncommitted_one, u);
+	mds_txn_abort(t);
+	return rc;
+}
+
+/* Free what the walk found, in one transaction; the freed byte count goes to *bytes. */
+static int uncommitted_repair(struct mds_store *st, const struct uncommitted *u, uint64_t *bytes)
+{
+	struct mds_txn *t;
+	int rc = mds_txn_begin(st, MDS_TXN_RW, &t);
+
+	*bytes = 0;
+	for (size_t i = 0; !rc && i < u->nids; i++) {
+		struct mds_ranges freed = { 0 };
+		rc = mds_ext_punch(t, u->ids[i], 0, MDS_TO_END, MDS_EXT_MASK(MDS_EXT_INVALID), 0, &freed);
+		for (size_t k = 0; k < freed.n; k++)
+			*bytes += freed.v[k].len;
+		mds_ranges_free(&freed);
+	}
+	if (rc) {
+		mds_txn_abort(t);
+		return rc;
+	}
+	return mds_txn_commit(t);
+}
+
+static int count_client(void *arg, const struct mds_client_rec *rec)
+{
+	(void)rec;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	struct args a;
 	struct view v;
 	struct problems pr = { 0 };
+	struct uncommitted u = { .pr = &pr };
+	struct mds_pool_holder holder;
 	struct mds_txn *t;
-	char err[1024];
-	int rc = parse_args(argc, argv, A_POOL A_JSON A_INIT A_TIMEOUT, usage_check, &a), src;
+	char err[1024], served[1024] = "";
+	int lock_fd = -1, held, urc = 0;
+	uint64_t repaired = 0, clients = 0;
+	int rc = parse_args(argc, argv, A_POOL A_JSON A_INIT A_TIMEOUT A_REPAIR, usage_check, &a), src;
 
 	if (rc)
 		return rc == 1 ? 0 : rc;
@@ -503,10 +607,28 @@ static int cmd_check(int argc, char **argv)
 		fprintf(stderr, "pnfs-admin check: unexpected argument '%s'\n", a.rest[0]);
 		return EXIT_USAGE;
 	}
-	rc = view_load(&a.c, &v, err, sizeof(err));
+	if (a.repair) {
+		/* Held until the end: no server starts on the pool while it is repaired. */
+		rc = mds_pool_lock(a.c.pool, "pnfs-admin check --repair", &lock_fd, NULL, err, sizeof(err));
+		if (rc == -EBUSY) {
+			fprintf(stderr, "pnfs-admin check: --repair refused: %s; stop it first\n", err);
+			return 1;
+		}
+		if (rc) {
+			fprintf(stderr, "pnfs-admin check: %s\n", err);
+			return 1;
+		}
+		held = 0;
+	} else {
+		held = mds_pool_lock_holder(a.c.pool, &holder);
+		if (held > 0)
+			mds_pool_holder_str(a.c.pool, &holder, served, sizeof(served));
+	}
+	rc = view_load(&a.c, &v, a.repair, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "pnfs-admin check: %s\n", err);
 		view_free(&v);
+		mds_pool_unlock(lock_fd);
 		return 1;
 	}
 	pr.json = a.c.json;
@@ -539,19 +661,68 @@ static int cmd_check(int argc, char **argv)
 	src = mds_txn_begin(v.store, MDS_TXN_RDONLY, &t);
 	if (!src) {
 		src = mds_store_check(t, report_problem, &pr);
+		if (!src || src == -EUCLEAN)
+			(void)mds_client_iter(t, count_client, &clients);
 		mds_txn_abort(t);
 	}
 	if (src && src != -EUCLEAN && !pr.json)
 		printf("store: check failed: %s (%s)\n", mds_store_strerror(src),
 		       mds_store_errstr(v.store));
 	if (pr.json) {
-		printf("],\"ok\":%s}\n", v.bad_luns || src ? "false" : "true");
-	} else if (!v.bad_luns && !src) {
-		printf("pool %s: %u LUN labels, volume.xdr and the metadata store are consistent\n",
-		       a.c.pool, v.f->nluns);
+		printf("],\"served_by\":");
+		if (served[0])
+			json_str(stdout, served);
+		else
+			printf("null");
+		printf(",\"uncommitted\":[");
 	}
-	rc = v.bad_luns || src ? 1 : 0;
+	/* With a server running, INVALID extents are layouts at work: not a problem, not counted. */
+	if (!served[0] && !src) {
+		urc = uncommitted_txn_walk(v.store, &u);
+		if (urc && !pr.json)
+			printf("space: cannot walk the extent maps: %s (%s)\n", mds_store_strerror(urc),
+			       mds_store_errstr(v.store));
+	}
+	if (!urc && a.repair && u.bytes) {
+		urc = uncommitted_repair(v.store, &u, &repaired);
+		if (urc && !pr.json)
+			printf("space: repair failed: %s (%s)\n", mds_store_strerror(urc), mds_store_errstr(v.store));
+	}
+	if (pr.json) {
+		printf("],\"uncommitted_files\":%" PRIu64 ",\"uncommitted_bytes\":%" PRIu64 ",\"repaired_bytes\":%" PRIu64,
+		       u.files, u.bytes, repaired);
+	} else if (served[0]) {
+		printf("%s: space allocated under its layouts is not checked\n", served);
+	} else if (u.bytes && repaired == u.bytes) {
+		char h[32];
+		human(repaired, h, sizeof(h));
+		printf("space: repaired: %s (%" PRIu64 " bytes) in %" PRIu64 " file(s) freed; file sizes are unchanged\n",
+		       h, repaired, u.files);
+		if (clients)
+			printf("space: %" PRIu64 " client record(s) remain: those clients can no longer commit, in the "
+			       "next grace period, what they wrote into that space\n",
+			       clients);
+	} else if (u.bytes) {
+		char h[32];
+		human(u.bytes, h, sizeof(h));
+		printf("space: %s (%" PRIu64 " bytes) in %" PRIu64
+		       " file(s) allocated and never committed: pnfs-mds frees it after its next grace period, "
+		       "'pnfs-admin check --repair' now\n",
+		       h, u.bytes, u.files);
+	}
+	{
+		int leftover = urc || (u.bytes && repaired != u.bytes);
+		int bad = v.bad_luns || src || leftover;
+		if (pr.json)
+			printf(",\"ok\":%s}\n", bad ? "false" : "true");
+		else if (!bad)
+			printf("pool %s: %u LUN labels, volume.xdr and the metadata store are consistent\n", a.c.pool,
+			       v.f->nluns);
+		rc = bad ? 1 : 0;
+	}
+	free(u.ids);
 	view_free(&v);
+	mds_pool_unlock(lock_fd);
 	return rc;
 }
 
