@@ -36,6 +36,7 @@
 
 struct opts {
 	int mds_io, json, quiet, progress, verbose, stats, long_list, parents, human, recursive, inplace;
+	int sparse;             /* SPARSE_AUTO, SPARSE_ALWAYS or SPARSE_NEVER (--sparse) */
 	const char *portals[16];
 	unsigned nportals;
 	const char *devices[64];
@@ -44,6 +45,13 @@ struct opts {
 	const char *io_timeout; /* --io-timeout's seconds, checked */
 	unsigned io_timeout_ms; /* 0: the library's default */
 };
+
+/* --sparse: auto keeps the holes the source has (SEEK_DATA/SEEK_HOLE locally, the layout's hole and
+ * unwritten extents on a server; all-zero blocks when a server's file has no layout to tell), always
+ * also turns all-zero blocks into holes, never writes every byte. */
+enum { SPARSE_AUTO = 0, SPARSE_ALWAYS, SPARSE_NEVER };
+/* All-zero blocks of this size (at multiples of it in the file) are not written. */
+#define ZERO_BLOCK_BYTES 4096u
 
 static struct opts o;
 
@@ -111,6 +119,10 @@ static void usage(FILE *f)
 		"  -r, -R, --recursive  cp, put, get: copy a directory tree\n"
 		"  --inplace            cp, put, get: write the destination itself, not a temporary renamed\n"
 		"                       over it (an interrupted copy then leaves it partly written)\n"
+		"  --sparse=WHEN        cp, put, get: holes in the copy. auto (the default): where the source\n"
+		"                       has them (SEEK_DATA/SEEK_HOLE here; on a server, what its layout says\n"
+		"                       was never written, else all-zero blocks); always: also every all-zero\n"
+		"                       4 KiB block; never: every byte written, as on a device or pipe\n"
 		"  --human-readable     ls -l: sizes in K, M, G... (as ls -h)\n"
 		"  --portal URL         iSCSI portal iscsi://host[:port] to find layout volumes on (repeatable)\n"
 		"  --device SPEC        iSCSI LUN URL, block device or file that may hold a volume (repeatable)\n"
@@ -415,6 +427,7 @@ struct chunk {
 	int busy;
 	int ready;           /* read, waiting for its turn on a sequential destination */
 	int io_status;       /* the local I/O thread's result: bytes read or written, or -errno */
+	size_t wpos;         /* a write to a server: where the next run of bytes to write is looked for */
 	struct chunk *io_next; /* on that thread's queue or its done list */
 };
 
@@ -431,6 +444,7 @@ struct localio {
 	int fd, quit, running;
 	int efd;         /* eventfd: done went from empty to not */
 	int reading;     /* 1: chunks are read from fd (the source); 0: written to it (the destination) */
+	int skip_zeros;  /* writing: all-zero blocks are left as holes */
 	unsigned queued; /* chunks handed over and not yet finished by the loop (loop thread only) */
 };
 
@@ -447,6 +461,20 @@ struct copy {
 	unsigned busy;
 	int sequential;      /* destination is a pipe or terminal: write chunks in order */
 	struct localio io;
+	/* Sparse copies (the destination is a new, empty regular file: what is not written reads as
+	 * zeros, and its size is set at the end). */
+	int holes;           /* the source's holes are skipped: HOLES_SEEK or HOLES_MAP */
+	int skip_zeros;      /* all-zero blocks are not written */
+	uint64_t dstart, dend; /* the source's data range that holds next or follows it */
+	struct hole *hole;   /* HOLES_MAP: the holes of a server's file, sorted, apart */
+	size_t nhole, hole_i;
+	uint64_t skipped;    /* bytes of holes passed over (for the progress line) */
+	uint64_t wend;       /* the furthest end written to a server */
+};
+
+enum { HOLES_SEEK = 1, HOLES_MAP };
+struct hole {
+	uint64_t off, end;
 };
 
 static void copy_fail(struct copy *cp, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -470,29 +498,76 @@ static void chunk_idle(struct copy *cp, struct chunk *c)
 	cp->busy--;
 }
 
+static void remote_write_next(struct copy *cp, struct chunk *c);
+
 static void remote_write_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
 {
 	struct chunk *c = priv;
 	(void)data;
 	(void)ctx;
-	chunk_written(c->cp, c, status);
+	if (status < 0)
+		chunk_written(c->cp, c, status);
+	else
+		remote_write_next(c->cp, c);
 }
 
-/* Write all of a chunk to a local file (at its offset, or in turn on a pipe or terminal): bytes
- * written, or -errno. */
-static int write_local(int fd, const struct chunk *c, int sequential)
+/* Of a chunk, where the block holding byte p (chunk-relative) ends: blocks are ZERO_BLOCK_BYTES at
+ * multiples of it in the file, cut by the chunk's ends. */
+static size_t zero_block_end(const struct chunk *c, size_t p)
 {
-	size_t done = 0;
+	uint64_t e = ((c->off + p) / ZERO_BLOCK_BYTES + 1) * ZERO_BLOCK_BYTES - c->off;
 
-	while (done < c->len) {
-		ssize_t n = sequential ? write(fd, c->buf + done, c->len - done)
-				       : pwrite(fd, c->buf + done, c->len - done, (off_t)(c->off + done));
-		if (n < 0) {
-			if (errno == EINTR && !stop_signal)
-				continue;
-			return -errno;
+	return e < c->len ? (size_t)e : c->len;
+}
+
+/* A whole block of zeros at [p, e): one that need not be written. */
+static int zero_block(const struct chunk *c, size_t p, size_t e)
+{
+	const char *b = c->buf + p;
+
+	if ((c->off + p) % ZERO_BLOCK_BYTES || e - p != ZERO_BLOCK_BYTES)
+		return 0;
+	return b[0] == 0 && memcmp(b, b + 1, ZERO_BLOCK_BYTES - 1) == 0;
+}
+
+/* The next run of the chunk's bytes to write, at pos or after: 1 with [*a, *b), 0 when none is left.
+ * With skip, runs of whole all-zero blocks are left out. */
+static int next_run(const struct chunk *c, int skip, size_t pos, size_t *a, size_t *b)
+{
+	if (skip)
+		while (pos < c->len && zero_block(c, pos, zero_block_end(c, pos)))
+			pos = zero_block_end(c, pos);
+	if (pos >= c->len)
+		return 0;
+	*a = pos;
+	if (!skip) {
+		*b = c->len;
+		return 1;
+	}
+	while (pos < c->len && !zero_block(c, pos, zero_block_end(c, pos)))
+		pos = zero_block_end(c, pos);
+	*b = pos;
+	return 1;
+}
+
+/* Write all of a chunk to a local file (at its offset, or in turn on a pipe or terminal; with skip,
+ * not its all-zero blocks, into a new file): bytes of the chunk, or -errno. */
+static int write_local(int fd, const struct chunk *c, int sequential, int skip)
+{
+	size_t a, b;
+
+	for (size_t pos = 0; next_run(c, skip && !sequential, pos, &a, &b); pos = b) {
+		size_t done = a;
+		while (done < b) {
+			ssize_t n = sequential ? write(fd, c->buf + done, b - done)
+					       : pwrite(fd, c->buf + done, b - done, (off_t)(c->off + done));
+			if (n < 0) {
+				if (errno == EINTR && !stop_signal)
+					continue;
+				return -errno;
+			}
+			done += (size_t)n;
 		}
-		done += (size_t)n;
 	}
 	return (int)c->len;
 }
@@ -552,7 +627,7 @@ static void *localio_main(void *arg)
 		if (!w->todo)
 			w->todo_tail = NULL;
 		pthread_mutex_unlock(&w->lock);
-		c->io_status = w->reading ? read_local(w->fd, c, 0) : write_local(w->fd, c, 0);
+		c->io_status = w->reading ? read_local(w->fd, c, 0) : write_local(w->fd, c, 0, w->skip_zeros);
 		pthread_mutex_lock(&w->lock);
 		c->io_next = w->done;
 		w->done = c;
@@ -580,6 +655,7 @@ static void localio_start(struct copy *cp)
 	} else if (cp->src.remote && !cp->dst.remote && !cp->sequential && cp->dst.fd >= 0) {
 		w->reading = 0;
 		w->fd = cp->dst.fd;
+		w->skip_zeros = cp->skip_zeros;
 	} else {
 		return;
 	}
@@ -669,6 +745,27 @@ static void localio_reap(struct copy *cp)
 	}
 }
 
+/* Write a chunk's next run of bytes to the server (one run: all of it, unless all-zero blocks are
+ * skipped); the chunk is written when none is left. */
+static void remote_write_next(struct copy *cp, struct chunk *c)
+{
+	size_t a, b;
+	int rc;
+
+	if (cp->err || !next_run(c, cp->skip_zeros, c->wpos, &a, &b)) {
+		chunk_written(cp, c, cp->err ? cp->err : (int)c->len);
+		return;
+	}
+	c->wpos = b;
+	if (c->off + b > cp->wend)
+		cp->wend = c->off + b;
+	rc = pnfs_pwrite_async(cp->dst.ctx, cp->dst.fh, c->buf + a, b - a, c->off + a, remote_write_cb, c);
+	if (rc < 0) {
+		copy_fail(cp, rc, "%s: %s", cp->dst.name, pnfs_get_error(cp->dst.ctx));
+		chunk_idle(cp, c);
+	}
+}
+
 static void write_chunk(struct copy *cp, struct chunk *c)
 {
 	if (cp->io.running && !cp->io.reading) {
@@ -676,14 +773,11 @@ static void write_chunk(struct copy *cp, struct chunk *c)
 		return;
 	}
 	if (cp->dst.remote) {
-		int rc = pnfs_pwrite_async(cp->dst.ctx, cp->dst.fh, c->buf, c->len, c->off, remote_write_cb, c);
-		if (rc < 0) {
-			copy_fail(cp, rc, "%s: %s", cp->dst.name, pnfs_get_error(cp->dst.ctx));
-			chunk_idle(cp, c);
-		}
+		c->wpos = 0;
+		remote_write_next(cp, c);
 		return;
 	}
-	local_written(cp, c, write_local(cp->dst.fd, c, cp->sequential));
+	local_written(cp, c, write_local(cp->dst.fd, c, cp->sequential, cp->skip_zeros));
 }
 
 static void chunk_written(struct copy *cp, struct chunk *c, int status)
@@ -692,7 +786,7 @@ static void chunk_written(struct copy *cp, struct chunk *c, int status)
 		copy_fail(cp, status, "%s: %s", cp->dst.name, cp->dst.remote ? pnfs_get_error(cp->dst.ctx) : strerror(-status));
 	else {
 		cp->written += c->len;
-		cp->prog.done = cp->written;
+		cp->prog.done = cp->written + cp->skipped;
 	}
 	chunk_idle(cp, c);
 }
@@ -743,6 +837,43 @@ static void flush_ready(struct copy *cp)
 	}
 }
 
+/* The source's data range from off on: [cp->dstart, cp->dend), dstart at off or after it (the size
+ * when only holes are left). Locally from SEEK_DATA and SEEK_HOLE (a file system without them: no
+ * holes from here on); on a server from the map of its holes. */
+static void data_range(struct copy *cp, uint64_t off)
+{
+	if (cp->holes == HOLES_SEEK) {
+		off_t d = lseek(cp->src.fd, (off_t)off, SEEK_DATA), h = -1;
+		struct stat st;
+		if (d < 0 && errno == ENXIO) {
+			/* nothing but a hole to the end, unless the file ended sooner than it did */
+			if (fstat(cp->src.fd, &st) == 0 && (uint64_t)st.st_size < cp->size)
+				copy_fail(cp, -EIO, "%s: the file shrank while it was being copied", cp->src.name);
+			cp->dstart = cp->dend = cp->size;
+			return;
+		}
+		if (d >= 0)
+			h = lseek(cp->src.fd, d, SEEK_HOLE);
+		if (d < 0 || h < 0) {
+			cp->holes = 0;
+			cp->dstart = off;
+			cp->dend = UINT64_MAX;
+			return;
+		}
+		cp->dstart = (uint64_t)d;
+		cp->dend = (uint64_t)h;
+	} else {
+		while (cp->hole_i < cp->nhole && cp->hole[cp->hole_i].end <= off)
+			cp->hole_i++;
+		if (cp->hole_i < cp->nhole && cp->hole[cp->hole_i].off <= off)
+			off = cp->hole[cp->hole_i++].end;
+		cp->dstart = off;
+		cp->dend = cp->hole_i < cp->nhole ? cp->hole[cp->hole_i].off : UINT64_MAX;
+	}
+	if (cp->dstart > cp->size)
+		cp->dstart = cp->size;
+}
+
 /* Start reading into a free chunk; local sources are read at once. */
 static int start_chunk(struct copy *cp, struct chunk *c)
 {
@@ -750,8 +881,21 @@ static int start_chunk(struct copy *cp, struct chunk *c)
 
 	if (cp->eof || cp->err || (cp->size != UINT64_MAX && cp->next >= cp->size))
 		return 0;
+	if (cp->holes && cp->next >= cp->dend) {
+		data_range(cp, cp->next);
+		if (cp->holes && cp->dstart > cp->next) {
+			/* a hole: nothing to read or write, the destination's size covers it at the end */
+			cp->skipped += cp->dstart - cp->next;
+			cp->prog.done = cp->written + cp->skipped;
+			cp->next = cp->dstart;
+		}
+		if (cp->err || cp->next >= cp->size)
+			return 0;
+	}
 	if (cp->size != UINT64_MAX && cp->size - cp->next < len)
 		len = (size_t)(cp->size - cp->next);
+	if (cp->holes && cp->dend > cp->next && cp->dend - cp->next < len)
+		len = (size_t)(cp->dend - cp->next);
 	c->off = cp->next;
 	c->len = len;
 	c->busy = 1;
@@ -783,8 +927,11 @@ static void source_read(struct copy *cp, struct chunk *c, int got)
 	else if (got < 0)
 		copy_fail(cp, got, "%s: %s", cp->src.name, strerror(-got));
 	if (cp->err || got == 0) {
-		if (got == 0)
+		if (got == 0) {
 			cp->eof = 1;
+			if (cp->size == UINT64_MAX)
+				cp->size = c->off; /* a stream that ended on a chunk's edge */
+		}
 		chunk_idle(cp, c);
 		return;
 	}
@@ -940,6 +1087,83 @@ static int copy_pass(struct copy *cp, const char *name)
 	if (rc < 0)
 		fprintf(stderr, "pnfs: %s\n", cp->errmsg);
 	return rc;
+}
+
+/* The holes of a server's file, from what its layout says (LAYOUTGET in READ iomode): NONE_DATA
+ * (never written) and INVALID_DATA (allocated, not written) extents read as zeros. Returns 0, or
+ * -errno when the server gives no layout (the MDS path) or the map does not fit in memory. */
+static int remote_holes(struct copy *cp)
+{
+	struct pnfs_extent *e = NULL;
+	size_t n = 0, cap = 0;
+	int rc = pnfs_layout_extents(cp->src.ctx, cp->src.fh, 0, cp->size, &e, &n);
+
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = e[i].file_offset, b = a + e[i].length;
+		struct hole *last = cp->nhole ? &cp->hole[cp->nhole - 1] : NULL;
+		if (e[i].state != PNFS_EXT_NONE && e[i].state != PNFS_EXT_INVALID)
+			continue;
+		if (b > cp->size)
+			b = cp->size;
+		if (a >= b)
+			continue;
+		if (last && last->end >= a) {
+			if (b > last->end)
+				last->end = b;
+			continue;
+		}
+		if (cp->nhole == cap) {
+			struct hole *h = realloc(cp->hole, (cap ? cap * 2 : 16) * sizeof(*h));
+			if (!h) {
+				rc = -ENOMEM;
+				break;
+			}
+			cp->hole = h;
+			cap = cap ? cap * 2 : 16;
+		}
+		cp->hole[cp->nhole].off = a;
+		cp->hole[cp->nhole++].end = b;
+	}
+	free(e);
+	if (rc < 0) {
+		free(cp->hole);
+		cp->hole = NULL;
+		cp->nhole = 0;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* How the copy treats holes (--sparse), once both ends are open. Only a new regular file on either
+ * side can be left with holes: a pipe, a terminal or a device gets every byte. */
+static void plan_sparse(struct copy *cp)
+{
+	cp->holes = cp->skip_zeros = 0;
+	if (o.sparse == SPARSE_NEVER || cp->sequential)
+		return;
+	cp->skip_zeros = o.sparse == SPARSE_ALWAYS;
+	if (cp->src.remote) {
+		if (cp->size == 0 || cp->size == UINT64_MAX)
+			return;
+		if (remote_holes(cp) == 0)
+			cp->holes = HOLES_MAP;
+		else
+			cp->skip_zeros = 1; /* no layout to tell where the holes are: all-zero blocks are */
+	} else if (cp->src.known_size) {
+		cp->holes = HOLES_SEEK;
+	}
+}
+
+/* Ready a copy to run (again, from the start). */
+static void copy_reset(struct copy *cp)
+{
+	cp->next = cp->written = cp->skipped = cp->wend = 0;
+	cp->dstart = cp->dend = 0;
+	cp->hole_i = 0;
+	cp->eof = cp->err = 0;
+	cp->busy = 0;
+	cp->errmsg[0] = 0;
 }
 
 /* ---- files and trees -------------------------------------------------------------------------- */
@@ -1178,6 +1402,7 @@ static int copy_file(const struct loc *src, const struct loc *dst)
 			cp.sequential = 1;
 	}
 	(void)dst_exists;
+	plan_sparse(&cp);
 	rc = copy_pass(&cp, name);
 	if (rc == 0 && cp.dst.remote && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
 		/* Written bytes may be lost: writes through a layout whose SAN path then failed could not
@@ -1189,15 +1414,22 @@ static int copy_file(const struct loc *src, const struct loc *dst)
 			!again ? "" : *pnfs_fh_mds_reason(cp.dst.fh) ? "; copying again through the MDS" : "; copying again");
 		rc = -EIO;
 		if (again) {
-			cp.next = cp.written = 0;
-			cp.eof = cp.err = 0;
-			cp.busy = 0;
-			cp.errmsg[0] = 0;
+			copy_reset(&cp);
 			rc = copy_pass(&cp, name);
 			if (rc == 0 && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
 				fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(cp.dst.ctx));
 				rc = -EIO;
 			}
+		}
+	}
+	if (rc == 0 && (cp.holes || cp.skip_zeros) && cp.size != UINT64_MAX) {
+		/* holes at the end were not written: the size says where the file ends */
+		if (!cp.dst.remote && ftruncate(cp.dst.fd, (off_t)cp.size) < 0) {
+			rc = -errno;
+			fprintf(stderr, "pnfs: %s: %s\n", have_tmp ? tmp : dst->shown, strerror(errno));
+		} else if (cp.dst.remote && cp.wend < cp.size && pnfs_ftruncate(cp.dst.ctx, cp.dst.fh, cp.size) < 0) {
+			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(cp.dst.ctx));
+			rc = -EIO;
 		}
 	}
 	if (rc == 0 && have_tmp && !cp.dst.remote) {
@@ -1222,6 +1454,7 @@ out:
 			rc = -EIO;
 		}
 	}
+	free(cp.hole);
 	if (cp.src.remote && cp.src.fh)
 		pnfs_close(cp.src.ctx, cp.src.fh);
 	else if (cp.src.fd > 0)
@@ -1970,7 +2203,7 @@ static int cmd_config(void)
 /* ---- main ------------------------------------------------------------------------------------- */
 
 enum { OPT_MDS_IO = 256, OPT_JSON, OPT_PORTAL, OPT_DEVICE, OPT_INITIATOR, OPT_IO_TIMEOUT, OPT_PROGRESS, OPT_STATS,
-       OPT_INPLACE, OPT_HUMAN, OPT_HELP };
+       OPT_INPLACE, OPT_HUMAN, OPT_SPARSE, OPT_HELP };
 
 /* One option (before or after the command): -1 taken, else the exit status (help, or a bad one). */
 static int take_opt(int c)
@@ -2009,6 +2242,16 @@ static int take_opt(int c)
 	case 'r': case 'R': o.recursive = 1; break;
 	case OPT_INPLACE: o.inplace = 1; break;
 	case OPT_HUMAN: o.human = 1; break;
+	case OPT_SPARSE:
+		if (strcmp(optarg, "auto") == 0)
+			o.sparse = SPARSE_AUTO;
+		else if (strcmp(optarg, "always") == 0)
+			o.sparse = SPARSE_ALWAYS;
+		else if (strcmp(optarg, "never") == 0)
+			o.sparse = SPARSE_NEVER;
+		else
+			die_usage("--sparse takes always, auto or never, not '%s'", optarg);
+		break;
 	case 'h': case OPT_HELP: usage(stdout); return 0;
 	default: fprintf(stderr, "Try 'pnfs --help'.\n"); return 2;
 	}
@@ -2031,6 +2274,7 @@ int main(int argc, char **argv)
 		{ "recursive", no_argument, NULL, 'r' },
 		{ "inplace", no_argument, NULL, OPT_INPLACE },
 		{ "human-readable", no_argument, NULL, OPT_HUMAN },
+		{ "sparse", required_argument, NULL, OPT_SPARSE },
 		{ "help", no_argument, NULL, OPT_HELP }, /* not 'h': that is ls -h */
 		{ NULL, 0, NULL, 0 },
 	};
