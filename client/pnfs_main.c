@@ -206,14 +206,15 @@ static void print_stats(void)
 			fprintf(stderr,
 				"{\"server\":\"%s:%d\",\"mds_bytes_sent\":%" PRIu64 ",\"mds_bytes_received\":%" PRIu64
 				",\"direct_bytes_read\":%" PRIu64 ",\"direct_bytes_written\":%" PRIu64
-				",\"mds_data_read\":%" PRIu64 ",\"mds_data_written\":%" PRIu64 ",\"layoutgets\":%" PRIu64
+				",\"mds_data_read\":%" PRIu64 ",\"mds_data_written\":%" PRIu64
+				",\"zero_filled_bytes\":%" PRIu64 ",\"layoutgets\":%" PRIu64
 				",\"layoutgets_ahead\":%" PRIu64 ",\"layout_waits\":%" PRIu64
 				",\"layoutcommits\":%" PRIu64 ",\"layoutreturns\":%" PRIu64 ",\"recalls\":%" PRIu64
 				",\"fallbacks\":%" PRIu64 "}\n",
 				servers[i].host, servers[i].port, st.mds_bytes_sent, st.mds_bytes_received,
 				st.direct_bytes_read, st.direct_bytes_written, st.mds_data_read, st.mds_data_written,
-				st.layoutgets, st.layoutgets_ahead, st.layout_waits, st.layoutcommits, st.layoutreturns,
-				st.recalls, st.fallbacks);
+				st.zero_filled_bytes, st.layoutgets, st.layoutgets_ahead, st.layout_waits,
+				st.layoutcommits, st.layoutreturns, st.recalls, st.fallbacks);
 		} else {
 			fprintf(stderr,
 				"%s:%d: MDS connection %" PRIu64 " bytes out, %" PRIu64 " in; direct %" PRIu64
