@@ -310,6 +310,16 @@ static void test_never_and_always(void)
 	CU_ASSERT(local_alloc(back) < MIB);
 	CU_ASSERT(same_bytes(dense, back));
 	unlink(back);
+	/* from a pipe (8 MiB: it ends on a chunk's edge): the zeros left out, the size right */
+	RUN_OK("rm %s", u);
+	before = pool_used();
+	CU_ASSERT_EQUAL(test_run(NULL, "cat '%s' | '%s' -q %s --sparse=always cp - %s", dense, test_bin("pnfs"), devs, u), 0);
+	after = pool_used();
+	CU_ASSERT(after >= before && after - before < 2 * MIB);
+	CU_ASSERT_EQUAL(remote_size(u), 8 * MIB);
+	RUN_OK("%s get %s '%s'", devs, u, back);
+	CU_ASSERT(same_bytes(dense, back));
+	unlink(back);
 	/* a bad value is a usage error */
 	CU_ASSERT_EQUAL(test_run(NULL, "'%s' --sparse=sometimes cp '%s' %s 2>/dev/null", test_bin("pnfs"), src, u), 2);
 	RUN_OK("rm %s", u);
