@@ -19,7 +19,14 @@
  *   -ENODEV     a volume leaf has no device bound (not resolved).
  *   -EOPNOTSUPP the device cannot do this (persistent reservations on a regular file).
  *   -EDEADLK    a sync call was made from inside a completion callback (use the async form there).
- * Threads: a context and everything made from it belong to one thread at a time. */
+ * Threads: a context and everything made from it belong to one thread at a time.
+ * Signals: blkmap never changes the process's signal dispositions, and its own threads (block-device
+ * workers) take no signals. libiscsi writes SCSI data to its sockets with writev(), without
+ * MSG_NOSIGNAL, so a target that dies mid-transfer would raise SIGPIPE and end an application that
+ * keeps the default action; every blkmap call that lets libiscsi write (the service of a session,
+ * queueing a command, login, logout, discovery) blocks SIGPIPE in the calling thread for its duration
+ * and takes back, with sigtimedwait(), a SIGPIPE it raised itself; one that was pending before is left
+ * alone. The failure is reported as the session's loss instead. */
 #ifndef BLKMAP_BLKMAP_H
 #define BLKMAP_BLKMAP_H
 

@@ -370,15 +370,19 @@ void bm_dev_dispatch(struct blkmap_dev *dev)
 	struct blkmap_ctx *ctx = dev->ctx;
 
 	if (dev->kind == BLKMAP_DEV_ISCSI) {
+		struct bm_sigpipe g;
 		if (dev->state != BM_UP) {
 			bm_iscsi_kick(dev);
 			return;
 		}
+		/* one guard for the batch (each send would take its own) */
+		bm_sigpipe_block(&g);
 		while (dev->pend_head && dev->inflight < ctx->queue_depth && dev->state == BM_UP) {
 			struct bm_cmd *c = pend_pop(dev);
 			if (bm_iscsi_send(c) < 0)
 				break;
 		}
+		bm_sigpipe_restore(&g);
 		bm_src_update(dev);
 		return;
 	}
