@@ -292,6 +292,7 @@ int bm_parse_readcap16(const uint8_t *d, uint32_t len, uint64_t *blocks, uint32_
 void bm_dev_unregister_key(struct blkmap_dev *dev);
 int bm_parse_read_keys(const uint8_t *d, uint32_t len, struct blkmap_pr_keys *out);
 int bm_parse_read_resv(const uint8_t *d, uint32_t len, struct blkmap_pr_reservation *out);
+int bm_parse_report_caps(const uint8_t *d, uint32_t len, struct blkmap_pr_caps *out);
 /* REPORT LUNS data: up to max LUN numbers (peripheral or flat addressing, 14 bits; other methods are
  * skipped), the list length clipped to the bytes received. Returns how many, or -EPROTO. */
 int bm_parse_report_luns(const uint8_t *d, uint32_t len, unsigned *luns, unsigned max);
