@@ -19,7 +19,14 @@
  *   -ENODEV     a volume leaf has no device bound (not resolved).
  *   -EOPNOTSUPP the device cannot do this (persistent reservations on a regular file).
  *   -EDEADLK    a sync call was made from inside a completion callback (use the async form there).
- * Threads: a context and everything made from it belong to one thread at a time. */
+ * Threads: a context and everything made from it belong to one thread at a time.
+ * Signals: blkmap never changes the process's signal dispositions, and its own threads (block-device
+ * workers) take no signals. libiscsi writes SCSI data to its sockets with writev(), without
+ * MSG_NOSIGNAL, so a target that dies mid-transfer would raise SIGPIPE and end an application that
+ * keeps the default action; every blkmap call that lets libiscsi write (the service of a session,
+ * queueing a command, login, logout, discovery) blocks SIGPIPE in the calling thread for its duration
+ * and takes back, with sigtimedwait(), a SIGPIPE it raised itself; one that was pending before is left
+ * alone. The failure is reported as the session's loss instead. */
 #ifndef BLKMAP_BLKMAP_H
 #define BLKMAP_BLKMAP_H
 
@@ -321,6 +328,15 @@ struct blkmap_pr_reservation {
 	uint8_t scope;
 };
 
+/* PERSISTENT RESERVE IN REPORT CAPABILITIES (SPC-4 6.16.4). */
+struct blkmap_pr_caps {
+	int ptpl_c;                         /* persist through power loss capable: REGISTER may set APTPL */
+	int ptpl_a;                         /* persist through power loss activated (by the last REGISTER) */
+	int crh, sip_c, atp_c;              /* compatible reservation handling, SPEC_I_PT, ALL_TG_PT capable */
+	int tmv;                            /* type_mask is valid */
+	uint16_t type_mask;                 /* reservation types supported (bit 15 WR_EX_AR ... bit 0 EX_AC_AR) */
+};
+
 typedef void (*blkmap_cmd_cb)(struct blkmap_ctx *ctx, int status, void *private_data);
 
 /* PERSISTENT RESERVE OUT. A successful REGISTER / REGISTER AND IGNORE with a non-zero new key makes
@@ -341,6 +357,11 @@ int blkmap_pr_read_reservation_async(struct blkmap_dev *dev, struct blkmap_pr_re
 				     blkmap_cmd_cb cb, void *private_data);
 int blkmap_pr_read_keys(struct blkmap_dev *dev, struct blkmap_pr_keys *out);
 int blkmap_pr_read_reservation(struct blkmap_dev *dev, struct blkmap_pr_reservation *out);
+/* PERSISTENT RESERVE IN: REPORT CAPABILITIES. What a target says, not what it does: pnfs-mds tries
+ * a REGISTER with APTPL set before it believes PTPL_C. */
+int blkmap_pr_report_caps_async(struct blkmap_dev *dev, struct blkmap_pr_caps *out, blkmap_cmd_cb cb,
+				void *private_data);
+int blkmap_pr_report_caps(struct blkmap_dev *dev, struct blkmap_pr_caps *out);
 
 /* Conveniences over blkmap_pr_out(). */
 int blkmap_pr_register(struct blkmap_dev *dev, uint64_t old_key, uint64_t new_key, int ignore_existing);

@@ -40,7 +40,8 @@ const char *bm_op_name(const struct bm_cmd *cmd)
 
 const char *bm_cmd_what(const struct bm_cmd *cmd, char *buf, size_t len)
 {
-	if (cmd->op == BM_OP_FLUSH)
+	/* an LBA only for I/O: "PERSISTENT RESERVE OUT LBA 0+0" says nothing */
+	if (cmd->op == BM_OP_FLUSH || (cmd->op != BM_OP_READ && cmd->op != BM_OP_WRITE && cmd->nblocks == 0))
 		snprintf(buf, len, "%s", bm_op_name(cmd));
 	else
 		snprintf(buf, len, "%s LBA %" PRIu64 "+%u", bm_op_name(cmd), cmd->lba, cmd->nblocks);
@@ -370,15 +371,19 @@ void bm_dev_dispatch(struct blkmap_dev *dev)
 	struct blkmap_ctx *ctx = dev->ctx;
 
 	if (dev->kind == BLKMAP_DEV_ISCSI) {
+		struct bm_sigpipe g;
 		if (dev->state != BM_UP) {
 			bm_iscsi_kick(dev);
 			return;
 		}
+		/* one guard for the batch (each send would take its own) */
+		bm_sigpipe_block(&g);
 		while (dev->pend_head && dev->inflight < ctx->queue_depth && dev->state == BM_UP) {
 			struct bm_cmd *c = pend_pop(dev);
 			if (bm_iscsi_send(c) < 0)
 				break;
 		}
+		bm_sigpipe_restore(&g);
 		bm_src_update(dev);
 		return;
 	}
@@ -700,12 +705,17 @@ static int resv_finish(struct bm_req *req, struct bm_cmd *cmd)
 	return bm_parse_read_resv(cmd->dbuf, cmd->dgot, req->out);
 }
 
+static int caps_finish(struct bm_req *req, struct bm_cmd *cmd)
+{
+	return bm_parse_report_caps(cmd->dbuf, cmd->dgot, req->out);
+}
+
 static int prin_async(struct blkmap_dev *dev, int sa, void *out, int (*finish)(struct bm_req *, struct bm_cmd *),
 		      blkmap_cmd_cb cb, void *priv)
 {
 	struct bm_req *req;
 	struct bm_cmd *c;
-	uint16_t alloc = sa == 0 ? (uint16_t)(8 + 8 * BLKMAP_PR_MAX_KEYS) : 24;
+	uint16_t alloc = sa == 0 ? (uint16_t)(8 + 8 * BLKMAP_PR_MAX_KEYS) : sa == 2 ? 8 : 24;
 	int rc = pr_check(dev);
 
 	if (rc < 0)
@@ -744,6 +754,25 @@ int blkmap_pr_read_reservation_async(struct blkmap_dev *dev, struct blkmap_pr_re
 				     blkmap_cmd_cb cb, void *private_data)
 {
 	return prin_async(dev, 1, out, resv_finish, cb, private_data);
+}
+
+int blkmap_pr_report_caps_async(struct blkmap_dev *dev, struct blkmap_pr_caps *out, blkmap_cmd_cb cb,
+				void *private_data)
+{
+	return prin_async(dev, 2, out, caps_finish, cb, private_data);
+}
+
+int blkmap_pr_report_caps(struct blkmap_dev *dev, struct blkmap_pr_caps *out)
+{
+	struct sync_wait w = { 0, 0 };
+	int rc;
+
+	if (!dev->ctx)
+		return -ENODEV;
+	if (dev->ctx->depth > 0)
+		return bm_err(dev->ctx, -EDEADLK, "%s: sync call from inside a completion callback", dev->name);
+	rc = blkmap_pr_report_caps_async(dev, out, sync_cmd_cb, &w);
+	return rc < 0 ? rc : sync_finish(dev->ctx, &w);
 }
 
 int blkmap_pr_read_keys(struct blkmap_dev *dev, struct blkmap_pr_keys *out)

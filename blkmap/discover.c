@@ -459,7 +459,11 @@ static void jobs_run(struct job *jobs, unsigned n, int64_t deadline)
 static void portals_luns(struct blkmap_ctx *ctx, struct portal *ps, unsigned np, char ***specs, unsigned *nspecs)
 {
 	struct job *jobs = calloc(np ? np : 1, sizeof(*jobs));
+	struct bm_sigpipe g;
 	unsigned nj = 0;
+
+	/* every session below is connected, questioned and logged out inside this call */
+	bm_sigpipe_block(&g);
 
 	for (unsigned i = 0; i < np; i++) {
 		struct portal *p = &ps[i];
@@ -535,6 +539,7 @@ static void portals_luns(struct blkmap_ctx *ctx, struct portal *ps, unsigned np,
 		free(l->luns);
 	}
 	free(jobs);
+	bm_sigpipe_restore(&g);
 }
 
 /* ---- local block devices --------------------------------------------------------------------- */

@@ -9,6 +9,7 @@
 #include <linux/fs.h>
 #include <linux/pr.h>
 #include <scsi/sg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,6 +419,7 @@ static int pool_start(struct blkmap_ctx *ctx)
 {
 	struct bm_pool *p = &ctx->pool;
 	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t all, old;
 
 	p->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (p->evfd < 0)
@@ -433,11 +435,15 @@ static int pool_start(struct blkmap_ctx *ctx)
 	p->threads = calloc(ctx->nworkers, sizeof(*p->threads));
 	if (!p->threads)
 		return -ENOMEM;
+	/* the workers take no signals: the application's are for its own threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (unsigned i = 0; i < ctx->nworkers; i++) {
 		if (pthread_create(&p->threads[i], NULL, worker, ctx) != 0)
 			break;
 		p->nthreads++;
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (p->nthreads == 0)
 		return -EAGAIN;
 	p->started = 1;

@@ -174,6 +174,8 @@ static void connect_failed(struct blkmap_dev *dev);
 static void start_connect(struct blkmap_dev *dev)
 {
 	struct iscsi_context *isc = new_session(dev);
+	struct bm_sigpipe g;
+	int rc;
 
 	dev->connect_result = 0;
 	if (!isc) {
@@ -184,7 +186,10 @@ static void start_connect(struct blkmap_dev *dev)
 	dev->isc = isc;
 	set_state(dev, BM_CONNECTING);
 	dev->connect_deadline_ms = bm_now_ms() + dev->ctx->timeout_ms;
-	if (iscsi_connect_async(isc, dev->portal, connect_step_cb, dev) != 0) {
+	bm_sigpipe_block(&g);
+	rc = iscsi_connect_async(isc, dev->portal, connect_step_cb, dev);
+	bm_sigpipe_restore(&g);
+	if (rc != 0) {
 		snprintf(dev->down_reason, sizeof(dev->down_reason), "connect to %s failed: %s", dev->portal,
 			 iscsi_get_error(isc));
 		connect_failed(dev);
@@ -587,6 +592,7 @@ static void after_service(struct blkmap_dev *dev, int rc)
 
 void bm_iscsi_service(struct blkmap_dev *dev, uint32_t events)
 {
+	struct bm_sigpipe g;
 	int rc = 0;
 	int pev = 0;
 
@@ -602,13 +608,15 @@ void bm_iscsi_service(struct blkmap_dev *dev, uint32_t events)
 		pev |= POLLHUP;
 	if ((events & EPOLLRDHUP) && !(pev & POLLIN))
 		pev |= POLLIN; /* let libiscsi read what is left, then see EOF */
+	/* the commands its completions queue (after_service, callbacks) are sent under the same guard */
+	bm_sigpipe_block(&g);
 	dev->in_isc_service++;
 	rc = iscsi_service(dev->isc, pev);
 	dev->in_isc_service--;
 	if (dev->zombie) {
 		dev->zombie = 0;
 		bm_dev_destroy(dev);
-		return;
+		goto out;
 	}
 	if ((events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) && dev->isc) {
 		if (dev->state != BM_CONNECTING)
@@ -618,6 +626,8 @@ void bm_iscsi_service(struct blkmap_dev *dev, uint32_t events)
 	}
 	if (dev->refs > 0)
 		after_service(dev, rc);
+out:
+	bm_sigpipe_restore(&g);
 }
 
 void bm_iscsi_kick(struct blkmap_dev *dev)
@@ -789,9 +799,12 @@ int bm_iscsi_send(struct bm_cmd *c)
 {
 	struct blkmap_dev *dev = c->dev;
 	struct scsi_task *task = NULL;
+	struct bm_sigpipe g;
 
 	if (!c->deadline_ms)
 		c->deadline_ms = bm_now_ms() + dev->ctx->timeout_ms;
+	/* libiscsi 1.20.3 and later write a PDU at once when the socket is idle */
+	bm_sigpipe_block(&g);
 	switch (c->op) {
 	case BM_OP_READ:
 		task = iscsi_read16_iov_task(dev->isc, dev->lun, c->lba, (uint32_t)c->bytes, (int)dev->block_bytes, 0,
@@ -820,6 +833,7 @@ int bm_iscsi_send(struct bm_cmd *c)
 	case BM_OP_PROUT:
 		break;
 	}
+	bm_sigpipe_restore(&g);
 	if (!task) {
 		/* the session cannot take commands: back to the head of the queue, session reset */
 		snprintf(dev->down_reason, sizeof(dev->down_reason), "cannot queue a command: %s",
@@ -1168,6 +1182,7 @@ void bm_iscsi_logout_all(struct blkmap_ctx *ctx)
 {
 	struct blkmap_dev **devs;
 	struct pollfd *pf;
+	struct bm_sigpipe g;
 	unsigned n = 0, *at;
 	int64_t deadline = bm_now_ms() + 1000;
 
@@ -1183,6 +1198,7 @@ void bm_iscsi_logout_all(struct blkmap_ctx *ctx)
 	if (!devs || !pf || !at)
 		goto out;
 	n = 0;
+	bm_sigpipe_block(&g);
 	for (struct blkmap_dev *d = ctx->devs; d; d = d->next) {
 		if (!logout_idle(d))
 			continue;
@@ -1213,6 +1229,7 @@ void bm_iscsi_logout_all(struct blkmap_ctx *ctx)
 			if (pf[j].revents && iscsi_service(devs[at[j]]->isc, pf[j].revents) < 0)
 				devs[at[j]]->logout = 2;
 	}
+	bm_sigpipe_restore(&g);
 out:
 	/* answered or not, no second logout when the devices close */
 	for (struct blkmap_dev *d = ctx->devs; d; d = d->next)
@@ -1228,9 +1245,12 @@ void bm_iscsi_close(struct blkmap_dev *dev)
 	if (dev->isc && dev->state == BM_UP && !dev->logout) {
 		/* a polite logout when nothing is in flight; bounded, and skipped from callbacks */
 		if (!dev->infl_head && dev->ctx->depth == 0) {
+			struct bm_sigpipe g;
 			iscsi_set_timeout(dev->isc, 1);
 			bm_src_remove(dev);
+			bm_sigpipe_block(&g);
 			iscsi_logout_sync(dev->isc);
+			bm_sigpipe_restore(&g);
 		}
 	}
 	teardown(dev);

@@ -212,6 +212,21 @@ int bm_parse_read_resv(const uint8_t *d, uint32_t len, struct blkmap_pr_reservat
 	return 0;
 }
 
+int bm_parse_report_caps(const uint8_t *d, uint32_t len, struct blkmap_pr_caps *out)
+{
+	if (len < 8 || be16(d) < 8)
+		return -EPROTO;
+	memset(out, 0, sizeof(*out));
+	out->crh = (d[2] >> 4) & 1;
+	out->sip_c = (d[2] >> 3) & 1;
+	out->atp_c = (d[2] >> 2) & 1;
+	out->ptpl_c = d[2] & 1;
+	out->tmv = (d[3] >> 7) & 1;
+	out->ptpl_a = d[3] & 1;
+	out->type_mask = be16(d + 4);
+	return 0;
+}
+
 int bm_parse_report_luns(const uint8_t *d, uint32_t len, unsigned *luns, unsigned max)
 {
 	uint64_t end;

@@ -35,10 +35,11 @@ const struct mds_config_key mds_config_keys[] = {
 	{ "login-timeout", "SECONDS",
 	  "drop a connection that set up no session on it (CREATE_SESSION, SEQUENCE or BIND_CONN_TO_SESSION) "
 	  "within this (default 30, 0..3600; 0: never)" },
-	{ "scsi-layouts", "yes|no",
+	{ "scsi-layouts", "auto|yes|no",
 	  "offer SCSI layouts (RFC 8154): register on every LUN and hold an EXCLUSIVE ACCESS - REGISTRANTS "
-	  "ONLY reservation so that clients can be fenced (default yes; no: block-volume layouts only, LUNs "
-	  "not reserved)" },
+	  "ONLY reservation so that clients can be fenced. auto (default): only when every LUN accepts "
+	  "persistent reservations with APTPL, which stock Linux clients set (tgt refuses it); yes: whatever "
+	  "the LUNs accept; no: block-volume layouts only, LUNs not reserved" },
 	{ "takeover", NULL,
 	  "start even though another pnfs-mds serves the pool's LUNs from another pool directory or host (its "
 	  "heartbeat on LUN 0 is fresh): preempt its key (PREEMPT AND ABORT), which makes it stop; for a "
@@ -64,7 +65,7 @@ void mds_config_defaults(struct mds_config *cfg)
 	cfg->max_slots = MDS_DEFAULT_SLOTS;
 	cfg->max_connections = 1024;
 	cfg->login_timeout_s = MDS_DEFAULT_LOGIN_TIMEOUT_S;
-	cfg->scsi_layouts = 1;
+	cfg->scsi_layouts = MDS_SCSI_AUTO;
 	cfg->metrics_port = 0;
 	/* The lab default: this host only, read-write, root not squashed. The first `export` key
 	 * replaces these rules. */
@@ -219,8 +220,11 @@ int mds_config_set(struct mds_config *cfg, const char *key, const char *value, c
 		expect = "yes or no";
 		rc = parse_bool(value, &cfg->takeover);
 	} else if (!strcmp(key, "scsi-layouts")) {
-		expect = "yes or no";
-		rc = parse_bool(value, &cfg->scsi_layouts);
+		expect = "auto, yes or no";
+		if (!strcmp(value, "auto"))
+			cfg->scsi_layouts = MDS_SCSI_AUTO;
+		else
+			rc = parse_bool(value, &cfg->scsi_layouts);
 	} else if (!strcmp(key, "metrics-port")) {
 		expect = "a port number 0..65535 (0: off)";
 		rc = parse_num(value, 0, 65535, 0, &n);

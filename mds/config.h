@@ -17,6 +17,11 @@
 #define MDS_DEFAULT_LOGIN_TIMEOUT_S 30
 #define MDS_CONFIG_PATH_MAX 1024
 
+/* scsi-layouts: SCSI layouts (RFC 8154, clients fenced with persistent reservations) offered or not.
+ * auto offers them when every LUN takes a PERSISTENT RESERVE OUT REGISTER with APTPL set, which the
+ * stock Linux client always sends (tgt refuses it; then block-volume layouts only). */
+enum mds_scsi_layouts { MDS_SCSI_NO = 0, MDS_SCSI_YES = 1, MDS_SCSI_AUTO = 2 };
+
 struct mds_config {
 	char pool[MDS_CONFIG_PATH_MAX];     /* pool directory (pnfs-admin format --pool DIR) */
 	char listen[256];                   /* address to bind, IPv4 or IPv6 literal */
@@ -37,7 +42,7 @@ struct mds_config {
 	struct mds_exports exports;
 	int exports_set;                    /* some `export` key was given (else the default rule) */
 	int takeover;                       /* claim LUNs another server serves (deliberate failover) */
-	int scsi_layouts;                   /* offer SCSI layouts: fence with persistent reservations */
+	int scsi_layouts;                   /* enum mds_scsi_layouts: offer SCSI layouts (fence with PRs) */
 	int metrics_port;                   /* Prometheus text on 127.0.0.1:PORT/metrics; 0: off */
 };
 

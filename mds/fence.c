@@ -195,6 +195,43 @@ void mds_fence_free(struct mds_fence *fc)
 	free(fc);
 }
 
+/* ---- APTPL: what stock Linux clients send --------------------------------------------------- */
+
+enum mds_aptpl mds_fence_probe_aptpl(struct mds_server *srv, uint32_t i, char *why, size_t whylen)
+{
+	struct blkmap_dev *dev = mds_pool_lun_dev(srv->pool, i);
+	struct blkmap_pr_out a = { .action = BLKMAP_PR_REGISTER_AND_IGNORE, .sa_key = MDS_PR_KEY, .aptpl = 1 };
+	struct blkmap_pr_caps caps;
+	char url[MDS_POOL_URL_MAX];
+	int rc;
+
+	why[0] = 0;
+	if (!dev || blkmap_dev_kind(dev) != BLKMAP_DEV_ISCSI)
+		return MDS_APTPL_UNPROBED;
+	mds_pool_url_display(mds_pool_lun_url(srv->pool, i), url, sizeof(url));
+	/* APTPL already active (some registrant asked for it): that is the answer, and it stays so */
+	if (blkmap_pr_report_caps(dev, &caps) == 0 && caps.ptpl_a)
+		return MDS_APTPL_ACCEPTED;
+	rc = blkmap_pr_out(dev, &a);
+	if (rc == -EINVAL) {
+		/* the target's answer, without the LUN and the command the caller names anyway */
+		const char *e = blkmap_errstr(srv->bctx), *cc = strstr(e, "CHECK CONDITION");
+		snprintf(why, whylen, "%s", cc ? cc : e);
+		return MDS_APTPL_REFUSED;
+	}
+	if (rc) {
+		snprintf(why, whylen, "%s", blkmap_errstr(srv->bctx));
+		return MDS_APTPL_UNKNOWN;
+	}
+	/* back as it was: our key, our reservation, APTPL off */
+	a.aptpl = 0;
+	rc = blkmap_pr_out(dev, &a);
+	if (rc)
+		LOG_WARN("pool %s: LUN %u (%s): APTPL stays active after probing it: %s", srv->cfg.pool, i, url,
+			 blkmap_errstr(srv->bctx));
+	return MDS_APTPL_ACCEPTED;
+}
+
 /* ---- fencing one key, asynchronously ------------------------------------------------------- */
 
 struct fence_op;

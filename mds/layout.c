@@ -6,9 +6,11 @@
  * it; READ segments of different clients coexist. */
 #include "mds/layout_int.h"
 
+#include "blkmap/blkmap.h"
 #include "mds/backchannel.h"
 #include "mds/data.h"
 #include "mds/fh.h"
+#include "mds/pool.h"
 #include "mds/state.h"
 #include "proto/log.h"
 
@@ -887,6 +889,52 @@ static int release_all_txn(struct mds_txn *t, void *arg)
 	return mds_pending_release_all(t, arg);
 }
 
+/* Stock Linux SCSI-layout clients register their key with APTPL set and fall back to MDS I/O when
+ * a LUN refuses it (tgt does). Probe every LUN once (scsi-layouts auto and yes), say once what was
+ * found, and return whether SCSI layouts are to be offered: 1 unless auto found a LUN that did not
+ * accept APTPL. A pool with a LUN that is not iSCSI is left to mds_fence_setup, which says why SCSI
+ * layouts are not offered. */
+static int aptpl_probe(struct mds_server *srv, struct mds_layouts *lo)
+{
+	uint32_t n = mds_pool_nluns(srv->pool), bad = n;
+	char why[400] = "", first_why[400] = "", url[MDS_POOL_URL_MAX];
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct blkmap_dev *dev = mds_pool_lun_dev(srv->pool, i);
+		if (!dev || blkmap_dev_kind(dev) != BLKMAP_DEV_ISCSI)
+			return 1;
+	}
+	for (uint32_t i = 0; i < n && i < MDS_MAX_LUNS; i++) {
+		lo->aptpl[i] = (uint8_t)mds_fence_probe_aptpl(srv, i, why, sizeof(why));
+		if (lo->aptpl[i] != MDS_APTPL_ACCEPTED && bad == n) {
+			bad = i;
+			snprintf(first_why, sizeof(first_why), "%s", why);
+		}
+	}
+	if (bad == n)
+		return 1;
+	mds_pool_url_display(mds_pool_lun_url(srv->pool, bad), url, sizeof(url));
+	if (srv->cfg.scsi_layouts == MDS_SCSI_YES) {
+		LOG_WARN("pool %s: SCSI layouts on (scsi-layouts yes), but LUN %u (%s) %s persistent reservations "
+			 "with APTPL (%s): stock Linux clients cannot register their keys there and will read and "
+			 "write through the MDS",
+			 srv->cfg.pool, bad, url, lo->aptpl[bad] == MDS_APTPL_REFUSED ? "refuses" : "could not be asked for",
+			 first_why);
+		return 1;
+	}
+	if (lo->aptpl[bad] == MDS_APTPL_REFUSED)
+		LOG_INFO("pool %s: SCSI layouts off: LUN %u (%s) refuses persistent reservations with APTPL (tgt does: "
+			 "%s); stock Linux clients could not register their keys; serving block-volume layouts "
+			 "(scsi-layouts yes offers SCSI layouts all the same)",
+			 srv->cfg.pool, bad, url, first_why);
+	else
+		LOG_INFO("pool %s: SCSI layouts off: LUN %u (%s) could not be asked whether it takes persistent "
+			 "reservations with APTPL (%s), which stock Linux clients need to register their keys; "
+			 "serving block-volume layouts (scsi-layouts yes offers SCSI layouts all the same)",
+			 srv->cfg.pool, bad, url, first_why);
+	return 0;
+}
+
 int mds_layout_start(struct mds_server *srv, char *err, size_t errlen)
 {
 	struct mds_layouts *lo = calloc(1, sizeof(*lo));
@@ -903,7 +951,10 @@ int mds_layout_start(struct mds_server *srv, char *err, size_t errlen)
 	rc = mds_lo_dev_init(srv, err, errlen);
 	if (rc)
 		goto fail;
-	if (srv->cfg.scsi_layouts) {
+	if (srv->cfg.scsi_layouts != MDS_SCSI_NO && !aptpl_probe(srv, lo)) {
+		/* as with scsi-layouts no: block-volume clients must reach the LUNs */
+		mds_fence_release(srv);
+	} else if (srv->cfg.scsi_layouts != MDS_SCSI_NO) {
 		rc = mds_fence_setup(srv, &lo->fence, err, errlen);
 		if (rc == -EOPNOTSUPP) {
 			LOG_WARN("pool %s: %s; SCSI layouts are not offered", srv->cfg.pool, err);

@@ -9,6 +9,7 @@
 #include "mds/layout.h"
 #include "mds/layout_seg.h"
 #include "mds/server.h"
+#include "mds/store.h"
 
 struct mds_fence;
 struct mds_metrics;
@@ -75,6 +76,14 @@ struct mds_lo_stats {
 	uint64_t lun_unchecked;           /* LAYOUTGETs answered TRYLATER while a LUN's new session was unchecked */
 };
 
+/* What a LUN said to a PERSISTENT RESERVE OUT REGISTER with APTPL set (fence.c, at start). */
+enum mds_aptpl {
+	MDS_APTPL_UNPROBED = 0, /* scsi-layouts no, or a LUN that is not iSCSI */
+	MDS_APTPL_ACCEPTED,
+	MDS_APTPL_REFUSED,      /* ILLEGAL REQUEST: tgt */
+	MDS_APTPL_UNKNOWN,      /* the probe failed otherwise (the LUN gone, NOT READY, ...) */
+};
+
 struct mds_layouts {
 	struct mds_server *srv;
 	uint64_t timer;
@@ -84,6 +93,7 @@ struct mds_layouts {
 	struct mds_lo_fence_job *jobs;
 	struct mds_map pending_files;     /* fileid -> (void *)1: blocks parked while layouts live */
 	struct mds_fence *fence;          /* NULL: no SCSI fencing, so no SCSI layouts */
+	uint8_t aptpl[MDS_MAX_LUNS];      /* enum mds_aptpl, per LUN, probed at start */
 	unsigned char devid_block[NFS4_DEVICEID4_SIZE];
 	unsigned char devid_scsi[NFS4_DEVICEID4_SIZE];
 	device_addr4 block_addr;          /* the pool volume as GETDEVICEINFO gives it (block) */
@@ -160,6 +170,14 @@ void mds_fence_free(struct mds_fence *fc);
 /* Without SCSI layouts: clear a reservation an earlier run of ours left, so that block-volume
  * clients reach the LUNs. */
 void mds_fence_release(struct mds_server *srv);
+/* At start-up (sync), before mds_fence_setup: whether iSCSI LUN i accepts a PERSISTENT RESERVE OUT
+ * REGISTER with APTPL set, as every stock Linux SCSI-layout client sends it (sd_pr_register). The
+ * MDS's own session asks, with the key it registered at pool open: REGISTER AND IGNORE EXISTING KEY
+ * of that same key changes nothing but APTPL, so its registration and its reservation stay as they
+ * were, and no other key ever appears on the LUN; APTPL goes back off with a second REGISTER. A LUN
+ * whose REPORT CAPABILITIES says APTPL is active already counts as accepting, untouched. why gets
+ * the target's answer when it is not MDS_APTPL_ACCEPTED. */
+enum mds_aptpl mds_fence_probe_aptpl(struct mds_server *srv, uint32_t i, char *why, size_t whylen);
 typedef void mds_fence_done_fn(struct mds_server *srv, int status, void *arg);
 /* Fence key: on every LUN, PREEMPT AND ABORT it if it is registered there. done runs once, with 0
  * when no LUN lists the key any more (at once when fencing never became active: no client was

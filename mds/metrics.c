@@ -113,6 +113,16 @@ static void lun_metrics(struct buf *b, struct mds_server *srv)
 	for (uint32_t i = 0; i < n; i++)
 		addf(b, "pnfs_mds_lun_identity_failures_total{lun=\"%u\"} %u\n", i,
 		     blkmap_dev_identity_failures(mds_pool_lun_dev(srv->pool, i)));
+	addf(b, "# HELP pnfs_mds_lun_aptpl What the LUN answered at start to PERSISTENT RESERVE OUT REGISTER with "
+		"APTPL set, as stock Linux clients send it: 1 accepted, 0 refused (tgt), -1 no answer; no sample when "
+		"not asked (scsi-layouts no, LUNs not all iSCSI).\n"
+		"# TYPE pnfs_mds_lun_aptpl gauge\n");
+	for (uint32_t i = 0; i < n && i < MDS_MAX_LUNS; i++) {
+		uint8_t a = srv->layouts->aptpl[i];
+		if (a != MDS_APTPL_UNPROBED)
+			addf(b, "pnfs_mds_lun_aptpl{lun=\"%u\"} %d\n", i,
+			     a == MDS_APTPL_ACCEPTED ? 1 : a == MDS_APTPL_REFUSED ? 0 : -1);
+	}
 }
 
 char *mds_metrics_text(struct mds_server *srv)
@@ -183,6 +193,9 @@ char *mds_metrics_text(struct mds_server *srv)
 	      srv->nconns_unestablished);
 	gauge(&b, "pnfs_mds_scsi_fencing", "1 while our persistent reservation holds every LUN.",
 	      mds_fence_active(lo->fence) ? 1 : 0);
+	gauge(&b, "pnfs_mds_scsi_layouts_offered",
+	      "1 when SCSI layouts are offered (fs_layout_type lists LAYOUT4_SCSI); see pnfs_mds_lun_aptpl.",
+	      lo->fence ? 1 : 0);
 	lun_metrics(&b, srv);
 	if (!srv->cur_txn) {
 		struct mds_txn *t;

@@ -7,6 +7,7 @@
 #include "mds/fh.h"
 #include "mds/ops.h"
 #include "mds/state.h"
+#include "proto/log.h"
 
 #include <string.h>
 
@@ -23,6 +24,21 @@ static nfsstat4 regular_file(struct mds_compound *c, struct mds_inode *ino)
 	if (ino->type != MDS_FT_REG)
 		return NFS4ERR_INVAL;
 	return NFS4_OK;
+}
+
+/* A client given a SCSI layout that still reads or writes through the MDS most likely failed to
+ * register its key on a LUN (the stock Linux client falls back so, silently, when the target refuses
+ * the APTPL bit it sets): said once per client. */
+static void note_mds_io(struct mds_compound *c, const char *what)
+{
+	struct mds_client *clp = c->clp;
+
+	if (!clp || !clp->scsi_layout_given || clp->mds_io_noted)
+		return;
+	clp->mds_io_noted = 1;
+	LOG_INFO("client %016llx (%s, from %s) got a SCSI layout but %s through the MDS: it probably could not "
+		 "register its key on the LUNs",
+		 (unsigned long long)clp->clientid, clp->principal, c->conn ? c->conn->peer_str : "?", what);
 }
 
 MDS_OP(read)
@@ -42,6 +58,7 @@ MDS_OP(read)
 	/* An open already checked the mode bits; I/O without one is checked here. */
 	if (!st && !mds_may(&c->cred, &ino, MDS_MAY_READ) && c->cred.uid != ino.uid)
 		return NFS4ERR_ACCESS;
+	note_mds_io(c, "reads");
 	s = mds_data_read(c, ino.fileid, a->offset, a->count, ok);
 	if (s == NFS4_OK) {
 		c->srv->data_reads++;
@@ -78,6 +95,7 @@ MDS_OP(write)
 		if (s)
 			return s;
 	}
+	note_mds_io(c, "writes");
 	s = mds_data_write(c, ino.fileid, a->offset, a->data.data_val, a->data.data_len, a->stable, ok);
 	if (s == NFS4_OK) {
 		c->srv->data_writes++;

@@ -366,6 +366,8 @@ MDS_OP(layoutget)
 	ok->logr_layout.logr_layout_val = l;
 	mds_sid_set_current(c, ls->st);
 	lo->stats.granted[type_index(a->loga_layout_type)][iomode == LAYOUTIOMODE4_RW]++;
+	if (a->loga_layout_type == LAYOUT4_SCSI)
+		c->clp->scsi_layout_given = 1;
 	lo->stats.granted_bytes += covered - w.off;
 	return NFS4_OK;
 }

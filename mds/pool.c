@@ -285,6 +285,7 @@ static void probe_one(struct blkmap_ctx *ctx, const struct mds_store_format *f, 
 	int rc;
 
 	memset(s, 0, sizeof(*s));
+	s->ptpl_c = -1;
 	mds_pool_url_display(url, s->url, sizeof(s->url));
 	if (!dev) {
 		s->state = MDS_LUN_UNREACHABLE;
@@ -294,6 +295,11 @@ static void probe_one(struct blkmap_ctx *ctx, const struct mds_store_format *f, 
 	s->size_bytes = blkmap_dev_size_bytes(dev);
 	s->block_bytes = blkmap_dev_block_bytes(dev);
 	pool_register(dev);
+	if (blkmap_dev_kind(dev) == BLKMAP_DEV_ISCSI) {
+		struct blkmap_pr_caps caps;
+		if (blkmap_pr_report_caps(dev, &caps) == 0)
+			s->ptpl_c = caps.ptpl_c;
+	}
 	buf = malloc(MDS_LABEL_AREA_BYTES);
 	if (!buf) {
 		s->state = MDS_LUN_UNREADABLE;

@@ -207,6 +207,9 @@ struct mds_pool_lun_status {
 	struct mds_pool_label label;
 	uint8_t label_raw[MDS_LABEL_BYTES]; /* the label's bytes as read (when have_label) */
 	char designator[600];          /* the LUN's preferred SCSI designator as text, "" if none */
+	int ptpl_c;                    /* PERSISTENT RESERVE IN REPORT CAPABILITIES: 1 the LUN is persist-
+	                                * through-power-loss capable (REGISTER may set APTPL, as stock Linux
+	                                * clients do), 0 not (tgt), -1 unknown (not iSCSI, no answer) */
 	int desig_recorded;            /* the store holds the one it had at format (and it matched) */
 	char why[320];                 /* what is wrong, "" when OK */
 };

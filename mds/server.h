@@ -135,6 +135,8 @@ struct mds_client {
 	int reclaim_ok;             /* had a record from before the restart: may reclaim in grace */
 	int reclaim_complete;       /* RECLAIM_COMPLETE done */
 	int persisted;              /* a client record is in the store */
+	int scsi_layout_given;      /* some LAYOUTGET of type SCSI was granted to it */
+	int mds_io_noted;           /* its MDS-path I/O after that was logged (once) */
 	uint32_t rpc_prog;
 	struct mds_session *sessions;
 	struct mds_stateid *states; /* every stateid of this client */

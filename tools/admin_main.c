@@ -412,9 +412,40 @@ static void print_luns_json(FILE *o, const struct view *v)
 		json_str(o, s->why);
 		fprintf(o, ",\"designator\":");
 		json_str(o, s->designator);
-		fprintf(o, ",\"designator_recorded\":%s}", s->desig_recorded ? "true" : "false");
+		fprintf(o, ",\"designator_recorded\":%s,\"aptpl_capable\":%s}", s->desig_recorded ? "true" : "false",
+			s->ptpl_c < 0 ? "null" : s->ptpl_c ? "true" : "false");
 	}
 	fputc(']', o);
+}
+
+/* What the LUNs say of APTPL (REPORT CAPABILITIES), which stock Linux SCSI-layout clients set when
+ * they register their key: one line, naming the LUNs that are not capable. pnfs-mds decides by
+ * trying a REGISTER with APTPL at start (its log and pnfs_mds_lun_aptpl say what it found). */
+static void print_aptpl(const struct view *v)
+{
+	char list[256] = "";
+	size_t o = 0;
+	unsigned no = 0, unknown = 0;
+
+	for (uint32_t i = 0; i < v->f->nluns; i++) {
+		if (v->lun[i].ptpl_c < 0) {
+			unknown++;
+		} else if (!v->lun[i].ptpl_c) {
+			if (o < sizeof(list))
+				o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%u", no ? ", " : "", i);
+			no++;
+		}
+	}
+	if (no)
+		printf("aptpl   not persist-through-power-loss capable: LUN %s (stock Linux clients cannot register "
+		       "their keys: pnfs-mds with scsi-layouts auto serves block-volume layouts)\n",
+		       list);
+	else if (unknown == v->f->nluns)
+		printf("aptpl   unknown (no LUN answered REPORT CAPABILITIES)\n");
+	else
+		printf("aptpl   every LUN%s is persist-through-power-loss capable (SCSI layouts for stock Linux "
+		       "clients)\n",
+		       unknown ? " that answered" : "");
 }
 
 static int cmd_status(int argc, char **argv)
@@ -481,6 +512,7 @@ static int cmd_status(int argc, char **argv)
 			if (s->state != MDS_LUN_OK)
 				printf("     %s\n", s->why);
 		}
+		print_aptpl(&v);
 		human(v.stats.free_bytes, h1, sizeof(h1));
 		human(v.stats.used_bytes, h2, sizeof(h2));
 		human(v.stats.pending_bytes, h3, sizeof(h3));

@@ -43,7 +43,8 @@ static int lab_start(struct benchlab *l, const char *shape)
 {
 	if (benchlab_start(l, shape) < 0)
 		return -1;
-	if (benchlab_start_mds(l, NULL, NULL) < 0) {
+	/* SCSI layouts, as measured so far (tgt refuses APTPL: by default the server would offer none) */
+	if (benchlab_start_mds(l, "--scsi-layouts", "yes") < 0) {
 		benchlab_stop(l);
 		return -1;
 	}

@@ -88,6 +88,40 @@ static void test_capacity_and_pr_data(void)
 	CU_ASSERT_EQUAL(r.generation, 3);
 }
 
+/* REPORT CAPABILITIES as tgt 1.0.85 and LIO answer it: tgt is not persist-through-power-loss capable
+ * (it refuses REGISTER with APTPL), LIO is, and says when APTPL is active. */
+static void test_report_caps(void)
+{
+	uint8_t tgt[8] = { 0x00, 0x08, 0x00, 0x80, 0xea, 0x01, 0, 0 };
+	uint8_t lio[8] = { 0x00, 0x08, 0x11, 0x81, 0xea, 0x01, 0, 0 };
+	uint8_t shortlen[8] = { 0x00, 0x06, 0x01, 0x00, 0, 0, 0, 0 };
+	struct blkmap_pr_caps c;
+
+	CU_ASSERT_EQUAL(bm_parse_report_caps(tgt, sizeof(tgt), &c), 0);
+	CU_ASSERT_EQUAL(c.ptpl_c, 0);
+	CU_ASSERT_EQUAL(c.ptpl_a, 0);
+	CU_ASSERT_EQUAL(c.tmv, 1);
+	CU_ASSERT_EQUAL(c.type_mask, 0xea01);
+	CU_ASSERT_EQUAL(bm_parse_report_caps(lio, sizeof(lio), &c), 0);
+	CU_ASSERT_EQUAL(c.ptpl_c, 1);
+	CU_ASSERT_EQUAL(c.ptpl_a, 1);
+	CU_ASSERT_EQUAL(c.crh, 1);
+	CU_ASSERT_EQUAL(c.sip_c, 0);
+	/* short data, or a LENGTH below the 8 bytes SPC defines */
+	CU_ASSERT_EQUAL(bm_parse_report_caps(lio, 7, &c), -EPROTO);
+	CU_ASSERT_EQUAL(bm_parse_report_caps(shortlen, sizeof(shortlen), &c), -EPROTO);
+	/* the CDB: PERSISTENT RESERVE IN, service action 2, allocation length 8 */
+	{
+		struct bm_cmd cmd;
+		memset(&cmd, 0, sizeof(cmd));
+		bm_cdb_prin(&cmd, 2, 8);
+		CU_ASSERT_EQUAL(cmd.cdb[0], 0x5e);
+		CU_ASSERT_EQUAL(cmd.cdb[1], 2);
+		CU_ASSERT_EQUAL(cmd.cdb[8], 8);
+		CU_ASSERT_EQUAL(cmd.cdb_len, 10);
+	}
+}
+
 static void test_report_luns(void)
 {
 	/* LUN 0 (peripheral), LUN 1 (peripheral), LUN 0x105 (flat), one in logical unit addressing
@@ -211,5 +245,6 @@ TEST_SUITE(blkmap_scsi, "blkmap/scsi", NULL, NULL,
 	   { "preferred_designator", test_preferred_designator },
 	   { "vpd", test_vpd },
 	   { "capacity_and_pr_data", test_capacity_and_pr_data },
+	   { "report_caps", test_report_caps },
 	   { "report_luns", test_report_luns },
 	   { "cdbs_and_status", test_cdbs_and_status });

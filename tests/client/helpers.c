@@ -540,6 +540,9 @@ pid_t ct_cp_start(const char *opts, const char *src, const char *dst, const char
 
 	if (pid == 0) {
 		char cmd[8192];
+		/* as from a user's shell: the runner ignores SIGPIPE, and an ignored signal stays ignored
+		 * across exec, which would hide a copy killed by one */
+		signal(SIGPIPE, SIG_DFL);
 		snprintf(cmd, sizeof(cmd), "exec '%s' cp -q %s '%s' '%s' 2>'%s'", test_bin("pnfs"), opts, src, dst,
 			 errfile);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);

@@ -66,7 +66,8 @@ int ct_write_file(const char *path, const void *buf, size_t len);
 /* Milliseconds on the monotonic clock. */
 uint64_t ct_now_ms(void);
 
-/* pnfs cp -q OPTS SRC DST started in the background, its stderr into errfile: its pid, or -1. */
+/* pnfs cp -q OPTS SRC DST started in the background, its stderr into errfile, with SIGPIPE's default
+ * action (as a shell starts it; the runner ignores SIGPIPE): its pid, or -1. */
 pid_t ct_cp_start(const char *opts, const char *src, const char *dst, const char *errfile);
 /* The end of such a copy: wait up to seconds for it (unless it was reaped already, *status holding
  * how it ended), SIGKILL it if it still runs then, and read its stderr (errfile) into errtxt. Returns

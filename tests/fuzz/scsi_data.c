@@ -1,8 +1,9 @@
 /* libFuzzer target: the SCSI data blkmap takes from targets. The first byte picks the parser
- * (standard INQUIRY, VPD 0x80, VPD 0x83, VPD 0xB0, READ CAPACITY(16), PERSISTENT RESERVE IN READ KEYS
- * and READ RESERVATION, REPORT LUNS); the rest is the data-in buffer as a target sent it, in memory of
- * exactly its length. Whatever a parser takes stays inside its output: strings end within their
- * arrays, counts within theirs, every designator inside the page, block sizes sane, LUNs 14 bits. */
+ * (standard INQUIRY, VPD 0x80, VPD 0x83, VPD 0xB0, READ CAPACITY(16), PERSISTENT RESERVE IN READ KEYS,
+ * READ RESERVATION and REPORT CAPABILITIES, REPORT LUNS); the rest is the data-in buffer as a target
+ * sent it, in memory of exactly its length. Whatever a parser takes stays inside its output: strings
+ * end within their arrays, counts within theirs, every designator inside the page, block sizes sane,
+ * LUNs 14 bits, capability bits 0 or 1. */
 #include "blkmap/internal.h"
 
 #include <stdint.h>
@@ -22,6 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct blkmap_inquiry inq;
 	struct blkmap_pr_keys keys;
 	struct blkmap_pr_reservation resv;
+	struct blkmap_pr_caps caps;
 	unsigned luns[64];
 	uint64_t blocks;
 	uint32_t u32, len;
@@ -36,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(d, data + 1, len);
 	memset(&inq, 0xa5, sizeof(inq));
-	switch (data[0] % 8) {
+	switch (data[0] % 9) {
 	case 0:
 		if (bm_parse_std_inquiry(d, len, &inq) == 0) {
 			terminated(inq.vendor, sizeof(inq.vendor));
@@ -84,6 +86,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int i = 0; i < rc; i++)
 			if (luns[i] >= 1u << 14)
 				abort();
+		break;
+	case 8:
+		if (bm_parse_report_caps(d, len, &caps) == 0 && (len < 8 || (caps.ptpl_c | caps.ptpl_a | caps.tmv) > 1))
+			abort();
 		break;
 	}
 	free(d);

@@ -1,15 +1,22 @@
 /* The engine on real LUNs: 64 MiB of random data written through a 4-way stripe with a 64 KiB unit
- * and read back equal, every byte found where RFC 5663 puts it in each LUN's backing file; and a LUN
+ * and read back equal, every byte found where RFC 5663 puts it in each LUN's backing file; a LUN
  * whose tgtd is killed mid-run (one lab per LUN, so only that target dies) fails its commands within
- * the command timeout with errors naming it, while the other LUNs' runs complete. */
+ * the command timeout with errors naming it, while the other LUNs' runs complete; and a writer whose
+ * target is killed under it fails with a reason, never by SIGPIPE. */
 #include "tests/blkmap/helpers.h"
 #include "tests/harness.h"
 #include "tests/integration/lab_stripe.h"
 #include "tests/lab.h"
+#include "tests/mds/mdsd.h"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MIB (1ull << 20)
@@ -205,6 +212,167 @@ static void test_vanished_lun(void)
 	free(file);
 }
 
+/* ---- a target killed under a writer ----------------------------------------------------------- */
+
+static void pin_to(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
+static void kill_pid(void *arg)
+{
+	pid_t *pid = arg;
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+		*pid = 0;
+	}
+}
+
+/* `blkmap write` of len zero bytes (from /dev/zero) to the pool's volume, as a shell starts it
+ * (SIGPIPE's default action), starved for CPU on cpu (nice 19 beside a busy loop), its stderr into
+ * errfile: its pid. */
+static pid_t starved_writer(const char *pool, const struct test_lab *lab, int cpu, uint64_t len, const char *errfile)
+{
+	char portal[64], length[32];
+	pid_t pid;
+
+	snprintf(portal, sizeof(portal), "iscsi://127.0.0.1:%d", lab->port);
+	snprintf(length, sizeof(length), "%llu", (unsigned long long)len);
+	pid = fork();
+	if (pid == 0) {
+		int ef = open(errfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (ef >= 0)
+			dup2(ef, 2);
+		signal(SIGPIPE, SIG_DFL); /* the runner ignores it, and an ignored signal stays so across exec */
+		pin_to(cpu);
+		if (setpriority(PRIO_PROCESS, 0, 19) != 0)
+			_exit(126);
+		execl(test_bin("blkmap"), "blkmap", "write", "--pool", pool, "--portal", portal, "--offset", "0",
+		      "--length", length, "--input", "/dev/zero", "--timeout", "1000", "--initiator", BMT_INITIATOR_A,
+		      (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Bytes the process has read so far (/proc/PID/io rchar: here, mostly its input), or -1. */
+static int64_t bytes_read(pid_t pid)
+{
+	char path[64], buf[512];
+	const char *at;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/io", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	at = strstr(buf, "rchar: ");
+	return at ? strtoll(at + 7, NULL, 10) : -1;
+}
+
+/* tgtd is killed with SIGKILL while `blkmap write` streams data to the LUNs; the writer exits 1 with a
+ * reason on stderr, not killed by SIGPIPE. libiscsi writes SCSI data with writev(), without
+ * MSG_NOSIGNAL: when the target dies with nothing unread its sockets close with FIN, and a write the
+ * engine makes before it has seen that FIN (from an event taken earlier, or a transfer under way)
+ * reaches a dead port, whose RST turns the next writev() into EPIPE, and SIGPIPE unless it is blocked.
+ * The window is widest when the writer is slow next to the target, so it runs starved for CPU;
+ * several rounds, each killed at another point of the stream (without blkmap's guard, about half of
+ * them ended by SIGPIPE here). */
+static void test_target_killed_under_writer(void)
+{
+	enum { ROUNDS = 8 };
+	const uint64_t len = 100 * MIB; /* within the volume: a run can only fail by the kill */
+	struct lab_opts ram = { .ram = 1 };
+	struct test_lab *lab = lab_up(2, "64M", &ram);
+	struct test_mds *m;
+	static pid_t spinner;
+	char errfile[400];
+	cpu_set_t mine;
+	int cpu = 0, handle, by_signal = 0;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	m = tmds_new(lab, NULL, NULL); /* only its pool: pnfs-admin format labels the LUNs */
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	snprintf(errfile, sizeof(errfile), "%s/writer.err", test_tmpdir("pipe"));
+	if (sched_getaffinity(0, sizeof(mine), &mine) == 0)
+		while (cpu < CPU_SETSIZE - 1 && !CPU_ISSET(cpu, &mine))
+			cpu++;
+	spinner = fork();
+	if (spinner == 0) {
+		pin_to(cpu);
+		for (;;)
+			;
+	}
+	CU_ASSERT_FATAL(spinner > 0);
+	handle = test_cleanup_push(kill_pid, &spinner);
+	for (int r = 0; r < ROUNDS; r++) {
+		const int64_t at = (int64_t)(4 + 5 * r) * (int64_t)MIB;
+		int status = -1, ended = 0;
+		pid_t pid = starved_writer(m->pool, lab, cpu, len, errfile);
+		int64_t got = 0;
+		char *err = NULL;
+
+		CU_ASSERT_FATAL(pid > 0);
+		while ((got = bytes_read(pid)) >= 0 && got < at) {
+			if (waitpid(pid, &status, WNOHANG) == pid) {
+				ended = 1;
+				break;
+			}
+			usleep(200);
+		}
+		if (got < 0 && !ended) {
+			kill_pid(&pid);
+			test_skip("cannot read /proc/PID/io: the writer's progress is unknown");
+			break;
+		}
+		CU_ASSERT_EQUAL(ended, 0); /* still writing when its target dies */
+		CU_ASSERT_EQUAL_FATAL(lab_kill_target(lab), 0);
+		for (int i = 0; i < 6000 && !ended; i++) {
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				ended = 1;
+			else
+				usleep(10000);
+		}
+		if (!ended) {
+			CU_FAIL("blkmap write did not end within 60 s of its target's death");
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		}
+		CU_ASSERT_FALSE(WIFSIGNALED(status));
+		if (WIFSIGNALED(status)) {
+			by_signal++;
+			fprintf(stderr, "\n  round %d (killed after %d MiB): blkmap write died of signal %d (%s)\n", r,
+				(int)(at / (int64_t)MIB), WTERMSIG(status), strsignal(WTERMSIG(status)));
+		}
+		CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+		/* and says why, naming the LUN */
+		CU_ASSERT_EQUAL(test_run(&err, "cat '%s'", errfile), 0);
+		CU_ASSERT(err && !strncmp(err, "blkmap: iscsi://", 16));
+		if (WIFEXITED(status) && (WEXITSTATUS(status) != 1 || !err || strncmp(err, "blkmap: iscsi://", 16)))
+			fprintf(stderr, "\n  round %d: exit %d: %s\n", r, WEXITSTATUS(status), err ? err : "");
+		free(err);
+		CU_ASSERT_EQUAL_FATAL(lab_restart(lab), 0);
+	}
+	if (by_signal)
+		fprintf(stderr, "\n  %d of %d rounds ended by a signal\n", by_signal, ROUNDS);
+	test_cleanup_cancel(handle);
+	kill_pid(&spinner);
+	tmds_free(m);
+	lab_down(lab);
+}
+
 TEST_SUITE(blkmap_engine, "integration/blkmap_engine", NULL, NULL,
 	   { "roundtrip_64m", test_roundtrip_64m },
-	   { "vanished_lun", test_vanished_lun });
+	   { "vanished_lun", test_vanished_lun },
+	   { "target_killed_under_writer", test_target_killed_under_writer });

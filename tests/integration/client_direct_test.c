@@ -43,7 +43,9 @@ static int suite_init(void)
 		snprintf(why, sizeof(why), "no tgtd lab");
 		return 0;
 	}
-	mds = tmds_up(lab, NULL, "--lease-time 10", why, sizeof(why));
+	/* SCSI layouts forced on for scsi_fencing (tgt refuses APTPL: by default none would be offered);
+	 * the other cases ask for block layouts (no_scsi) */
+	mds = tmds_up(lab, NULL, "--lease-time 10 --scsi-layouts yes", why, sizeof(why));
 	return 0;
 }
 

@@ -251,7 +251,9 @@ static void test_mds_restart_mid_copy(void)
 	pid_t pid;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	m = tmds_new(lab, NULL, "--lease-time 10 --grace-time 4");
+	/* SCSI layouts forced on: the restarted server's removal of the key is what this is about (tgt
+	 * refuses APTPL, so by default the server would hand out block volumes) */
+	m = tmds_new(lab, NULL, "--lease-time 10 --grace-time 4 --scsi-layouts yes");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
 	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
 	px = ct_proxy_start(lab->port);
@@ -497,7 +499,9 @@ static void layout_reclaim(int first)
 
 	r.lab = lab_up(4, "64M", &ram);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r.lab);
-	r.m = tmds_new(r.lab, NULL, "--lease-time 10 --grace-time 20");
+	/* SCSI layouts forced on (tgt refuses APTPL, so by default none would be offered); BLOCK_LAYOUT
+	 * asks for block layouts */
+	r.m = tmds_new(r.lab, NULL, "--lease-time 10 --grace-time 20 --scsi-layouts yes");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r.m);
 	CU_ASSERT_EQUAL_FATAL(tmds_start(r.m), 0);
 	if (first == COMMIT_FLUSHING) {

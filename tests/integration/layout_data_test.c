@@ -408,7 +408,8 @@ static int scsi_init(void)
 	if (!slab)
 		return 1;
 	sport = test_free_port();
-	snprintf(args, sizeof(args), "--lease-time %d --metrics-port %d", LEASE_S, sport);
+	/* forced on: tgt refuses APTPL, so by default the server would offer no SCSI layouts */
+	snprintf(args, sizeof(args), "--lease-time %d --metrics-port %d --scsi-layouts yes", LEASE_S, sport);
 	smds = tmds_up(slab, "--stripe-unit 64K", args, why, sizeof(why));
 	return !smds;
 }

@@ -38,7 +38,9 @@ static int suite_init(void)
 	if (!lab)
 		return 1;
 	mport = test_free_port();
-	snprintf(args, sizeof(args), "--metrics-port %d", mport);
+	/* SCSI layouts forced on: GETDEVICELIST and LAYOUTCOMMIT of SCSI type are checked too (with its
+	 * default the server offers none on tgt, which refuses APTPL: integration/scsi_layouts) */
+	snprintf(args, sizeof(args), "--metrics-port %d --scsi-layouts yes", mport);
 	mds = tmds_up(lab, "--stripe-unit 64K", args, why, sizeof(why));
 	return !mds;
 }

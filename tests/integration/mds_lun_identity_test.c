@@ -325,8 +325,9 @@ static void test_client_block_signature(void)
 	env_down(&e);
 }
 
-/* SCSI layouts (the default): another LUN is mapped at LUN 0's target and number (its SCSI ID, and
- * so its designators, differ) while the client holds a layout on it. */
+/* SCSI layouts (forced on: tgt refuses APTPL, so by default the server would hand out block
+ * volumes): another LUN is mapped at LUN 0's target and number (its SCSI ID, and so its designators,
+ * differ) while the client holds a layout on it. */
 static void test_client_scsi_designator(void)
 {
 	struct env e;
@@ -336,7 +337,7 @@ static void test_client_scsi_designator(void)
 	char ctl[32];
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
-	CU_ASSERT_EQUAL_FATAL(env_up(&e, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(env_up(&e, "--scsi-layouts yes"), 0);
 	ctx = client_open(&e, &fh, buf);
 	CU_ASSERT_EQUAL_FATAL(bmt_lab_value(e.lab, "LAB_CTL", ctl, sizeof(ctl)), 0);
 	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "tgtadm -C %s --lld iscsi --mode logicalunit --op update --tid 1 --lun 1 "

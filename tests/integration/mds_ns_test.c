@@ -23,7 +23,8 @@ static int suite_init(void)
 	lab = lab_up(2, "32M", NULL);
 	if (!lab)
 		return 1;
-	mds = tmds_up(lab, "--stripe-unit 64K", NULL, why, sizeof(why));
+	/* SCSI layouts forced on: fs_layout_type lists both (tgt's refusal of APTPL would leave SCSI out) */
+	mds = tmds_up(lab, "--stripe-unit 64K", "--scsi-layouts yes", why, sizeof(why));
 	if (!mds)
 		return 1;
 	c = nc_connect(mds->port);

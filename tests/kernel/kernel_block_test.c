@@ -1,8 +1,9 @@
-/* Linux's own pNFS block-layout client against pnfs-mds: Debian's kernel in a qemu guest (tools/
- * vm-lab) logs in to the lab's tgtd with open-iscsi, finds the pool's LUNs by signature with
- * blkmapd, mounts with vers=4.1 and writes and reads through block-volume layouts; the host's
- * libpnfs reads and writes the same files; a host truncate recalls the kernel's layout; blkmap
- * apply builds device-mapper devices in the guest over the open-iscsi disks. */
+/* Linux's own pNFS block-layout client against pnfs-mds with its defaults: Debian's kernel in a qemu
+ * guest (tools/vm-lab) logs in to the lab's tgtd with open-iscsi, finds the pool's LUNs by signature
+ * with blkmapd, mounts with vers=4.1 and writes and reads through block-volume layouts (tgt refuses
+ * the APTPL bit the kernel would register a SCSI-layout key with, so the server offers none); the
+ * host's libpnfs reads and writes the same files; a host truncate recalls the kernel's layout;
+ * blkmap apply builds device-mapper devices in the guest over the open-iscsi disks. */
 #include "tests/harness.h"
 #include "tests/kernel/vmlab.h"
 
@@ -15,9 +16,9 @@ static struct vmlab L;
 
 static int suite_init(void)
 {
-	/* Block-volume layouts: the LUNs are not reserved, so blkmap on the host and the guest
-	 * share them with the kernel client. */
-	return vmlab_up(&L, "kblock", "--mds-opt=--scsi-layouts=no");
+	/* The server's defaults on tgt: block-volume layouts only (tgt refuses APTPL), the LUNs not
+	 * reserved, so blkmap on the host and the guest share them with the kernel client. */
+	return vmlab_up(&L, "kblock", "");
 }
 
 static int suite_clean(void)
@@ -168,6 +169,8 @@ static void test_dd_through_layouts(void)
 			 "echo rdir=$(dd if=/mnt/kblock-direct bs=1M iflag=direct 2>/dev/null | md5sum | cut -c1-32)\n"
 			 "rm -f /tmp/src\n"
 			 "grep -E '^[[:space:]]+(READ|WRITE|LAYOUTGET|GETDEVICEINFO|LAYOUTCOMMIT|LAYOUTRETURN):' /proc/self/mountstats\n"
+			 "echo regfail=$(dmesg | grep -c 'failed to register key')\n"
+			 "echo layout=$(grep -o 'pnfs=[A-Z_]*' /proc/self/mountstats | head -1 | cut -d= -f2)\n"
 			 "dmesg | grep -i pnfs | tail -5\n");
 	VM_CHECK(rc == 0, out);
 	md5_of(out, "src", src);
@@ -181,8 +184,16 @@ static void test_dd_through_layouts(void)
 	VM_CHECK(vmlab_mountstat(out, "GETDEVICEINFO") > 0, out);
 	VM_CHECK(vmlab_mountstat(out, "LAYOUTCOMMIT") > 0, out);
 	VM_CHECK(vmlab_mountstat(out, "WRITE") == 0, out);
+	/* block-volume layouts, and no SCSI-layout key the target refused */
+	VM_CHECK(strstr(out, "layout=LAYOUT_BLOCK_VOLUME") != NULL, out);
+	VM_CHECK(vmlab_kv(out, "regfail") == 0, out);
 	fprintf(stderr, "\n  guest mountstats:\n%s", strstr(out, "READ:") ? strstr(out, "READ:") - 9 : out);
-	/* The MDS's own view: no file data through it, layouts granted and committed. */
+	/* The MDS's own view: SCSI layouts off on tgt, said once; no file data through it, layouts
+	 * granted and committed. */
+	CU_ASSERT_EQUAL(vmlab_log_count(&L, "SCSI layouts off: LUN 0 ("), 1);
+	CU_ASSERT_EQUAL(vmlab_log_count(&L, "refuses persistent reservations with APTPL"), 1);
+	CU_ASSERT(vmlab_metric(&L, "pnfs_mds_scsi_layouts_offered") == 0);
+	CU_ASSERT(vmlab_metric(&L, "pnfs_mds_lun_aptpl{lun=\"0\"}") == 0);
 	CU_ASSERT(vmlab_metric(&L, "pnfs_mds_data_written_bytes_total") == w0);
 	CU_ASSERT(vmlab_metric(&L, "pnfs_mds_data_read_bytes_total") == r0);
 	CU_ASSERT(vmlab_metric(&L, "pnfs_mds_layouts_granted_total{type=\"block\",iomode=\"rw\"}") > 0);

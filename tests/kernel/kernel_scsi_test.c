@@ -58,6 +58,12 @@ static void test_scsi_direct_io(void)
 	VM_REQUIRE_LAB(&L);
 	w0 = vmlab_metric(&L, "pnfs_mds_data_written_bytes_total");
 	r0 = vmlab_metric(&L, "pnfs_mds_data_read_bytes_total");
+	/* LIO accepted the server's REGISTER with APTPL at start (and took APTPL back off): SCSI layouts
+	 * are offered with the default scsi-layouts auto */
+	CU_ASSERT(vmlab_metric(&L, "pnfs_mds_scsi_layouts_offered") == 1);
+	CU_ASSERT(vmlab_metric(&L, "pnfs_mds_lun_aptpl{lun=\"0\"}") == 1);
+	CU_ASSERT_EQUAL(vmlab_log_count(&L, "SCSI layouts off"), 0);
+	CU_ASSERT_EQUAL(vmlab_log_count(&L, "APTPL stays active"), 0);
 	rc = vmlab_guest(&L, &out,
 			 "vm-login >/dev/null || exit 1\n"
 			 "echo links=$(ls /dev/disk/by-id | grep -c '^wwn-0x')\n"

@@ -71,6 +71,15 @@ static void test_defaults_and_keys(void)
 	CU_ASSERT_EQUAL(mds_config_set(&c, "initiator", "Not An IQN", err, sizeof(err)), -EINVAL);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, "iSCSI name"));
 	CU_ASSERT_STRING_EQUAL(c.initiator, "iqn.2026-12.example:mds1");
+	/* SCSI layouts: auto unless told; yes forces them on, no off */
+	mds_config_defaults(&c);
+	CU_ASSERT_EQUAL(c.scsi_layouts, MDS_SCSI_AUTO);
+	CU_ASSERT_EQUAL(mds_config_set(&c, "scsi-layouts", "yes", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.scsi_layouts, MDS_SCSI_YES);
+	CU_ASSERT_EQUAL(mds_config_set(&c, "scsi-layouts", "no", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.scsi_layouts, MDS_SCSI_NO);
+	CU_ASSERT_EQUAL(mds_config_set(&c, "scsi-layouts", "auto", err, sizeof(err)), 0);
+	CU_ASSERT_EQUAL(c.scsi_layouts, MDS_SCSI_AUTO);
 }
 
 static void expect_error(const char *text, const char *want1, const char *want2)
@@ -100,6 +109,7 @@ static void test_errors_name_line_key_value(void)
 	expect_error("export = * rw,fast\n", "bad.conf:1:", "'fast'");
 	expect_error("export = * rw,anonuid=x\n", "anonuid", NULL);
 	expect_error("foreground = maybe\n", "'maybe'", "foreground");
+	expect_error("scsi-layouts = sometimes\n", "'sometimes'", "auto, yes or no");
 	expect_error("max-record = 1K\n", "max-record", NULL);
 	expect_error("login-timeout = 3601\n", "bad.conf:1:", "login-timeout");
 	expect_error("login-timeout = -1\n", "'-1'", "login-timeout");

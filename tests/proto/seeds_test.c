@@ -251,9 +251,11 @@ static void scsi_seeds(void)
 					  0, 0, 0, 0, 0, 0x06, 0, 0 };
 	static const uint8_t luns[8 + 24] = { 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
 					      0, 0, 0, 0x40, 0x05, 0, 0, 0, 0, 0, 0 };
+	static const uint8_t caps[8] = { 0x00, 0x08, 0x11, 0x81, 0xea, 0x01, 0, 0 };
 	struct blkmap_inquiry inq;
 	struct blkmap_pr_keys k;
 	struct blkmap_pr_reservation r;
+	struct blkmap_pr_caps c;
 	unsigned l[4];
 	uint64_t blocks;
 	uint32_t u;
@@ -273,6 +275,7 @@ static void scsi_seeds(void)
 	SSEED(5, keys, bm_parse_read_keys(keys, sizeof(keys), &k) == 0 && k.nkeys == 2);
 	SSEED(6, resv, bm_parse_read_resv(resv, sizeof(resv), &r) == 0 && r.reserved);
 	SSEED(7, luns, bm_parse_report_luns(luns, sizeof(luns), l, 4) == 3);
+	SSEED(8, caps, bm_parse_report_caps(caps, sizeof(caps), &c) == 0 && c.ptpl_c);
 #undef SSEED
 }
 
