@@ -200,7 +200,8 @@ static void test_register_key(void)
 	int n = 0;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	mds = tmds_up(lab, "--stripe-unit 256K", NULL, why, sizeof(why));
+	/* SCSI layouts on tgt, which refuses APTPL: the default (auto) would not offer them. */
+	mds = tmds_up(lab, "--stripe-unit 256K", "--scsi-layouts yes", why, sizeof(why));
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mds);
 	for (int i = 0; i < lab->nluns; i++)
 		n += snprintf(devs + n, sizeof(devs) - (size_t)n, " --device '%s'", lab->urls[i]);
