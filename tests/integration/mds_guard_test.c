@@ -141,7 +141,8 @@ static void test_second_server_refused(void)
 	struct nc_fh root;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	m = tmds_new(lab, NULL, NULL);
+	/* The first server fences (SCSI layouts on tgt, which refuses APTPL: auto would not). */
+	m = tmds_new(lab, NULL, "--scsi-layouts yes");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
 	for (int i = 0; i < lab->nluns; i++)
 		CU_ASSERT_EQUAL_FATAL(leave_fenced_state(lab->urls[i]), 0);
@@ -215,7 +216,8 @@ static void test_other_copy_refused_then_takeover(void)
 	struct nc_fh root;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	m = tmds_new(lab, NULL, NULL);
+	/* The first server fences (SCSI layouts on tgt, which refuses APTPL: auto would not). */
+	m = tmds_new(lab, NULL, "--scsi-layouts yes");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
 	for (int i = 0; i < lab->nluns; i++)
 		CU_ASSERT_EQUAL_FATAL(leave_fenced_state(lab->urls[i]), 0);
@@ -248,7 +250,8 @@ static void test_other_copy_refused_then_takeover(void)
 	nc_free(c);
 
 	/* --takeover: the standby starts (as a daemon), the first one stops on its own. */
-	snprintf(more, sizeof(more), "--takeover --pid-file '%s' --log-file '%s/standby.log'", pidf, m->dir);
+	snprintf(more, sizeof(more), "--takeover --scsi-layouts yes --pid-file '%s' --log-file '%s/standby.log'", pidf,
+		 m->dir);
 	CU_ASSERT_EQUAL(run_mds_on(&out, copy, port2, more), 0);
 	free(out);
 	out = NULL;
