@@ -35,6 +35,7 @@ static void seg_free(struct pc_seg *s)
 
 static void kick_fire(struct pnfs_context *ctx, struct pc_timer *t);
 static void recall_fire(struct pnfs_context *ctx, struct pc_timer *t);
+static int segs_mark(struct pc_layout *lo, uint64_t off, uint64_t end, layoutiomode4 iomode);
 
 struct pc_layout *pc_layout_attach(struct pnfs_fh *fh)
 {
@@ -1664,6 +1665,8 @@ static int return_send(struct pc_layout *lo, uint64_t off, uint64_t len, layouti
 	rr->cb = cb;
 	rr->arg = arg;
 	lo->returning = 1;
+	/* What goes back takes no new I/O from now on: that waits for the return, then asks again. */
+	segs_mark(lo, off, end_of(off, len), iomode);
 	pc_add_putfh(c, lo->fh, lo->fhlen);
 	op = pc_add(c, OP_LAYOUTRETURN);
 	if (op) {
@@ -1805,20 +1808,65 @@ static void recall_fire(struct pnfs_context *ctx, struct pc_timer *t)
 	free(r);
 }
 
-static int recall_mark(struct pc_layout *lo, uint64_t off, uint64_t len, layoutiomode4 iomode)
+/* Mark [off, end) of the segments (those matching iomode; LAYOUTIOMODE4_ANY: all) as going back:
+ * no new I/O uses it, and I/O there waits for the return, then asks again. Only that range is
+ * marked: a segment reaching past it is split at its edges, or the parts outside would stay marked
+ * after the return with nothing left to return them, and I/O there would wait for ever. So a marked
+ * segment lies wholly inside a recall not yet answered or a return in flight. Returns whether any
+ * segment was hit. */
+static int segs_mark(struct pc_layout *lo, uint64_t off, uint64_t end, layoutiomode4 iomode)
 {
-	uint64_t end = end_of(off, len);
-	struct pc_recall *r, **pp;
 	int hit = 0;
+	struct pc_seg *add = NULL;
 
 	for (struct pc_seg *s = lo->segs; s; s = s->next) {
 		if (s->dead || s->end <= off || s->off >= end)
 			continue;
 		if (iomode != LAYOUTIOMODE4_ANY && s->iomode != iomode)
 			continue;
-		s->recalled = 1;
 		hit = 1;
+		if (!s->recalled && (s->off < off || s->end > end)) {
+			struct pc_seg *l = seg_trim(s, s->off, off), *m = seg_trim(s, off, end),
+				      *r = seg_trim(s, end, s->end);
+			if (m && (l || s->off >= off) && (r || s->end <= end)) {
+				m->recalled = 1;
+				m->next = add;
+				add = m;
+				if (l) {
+					l->next = add;
+					add = l;
+				}
+				if (r) {
+					r->next = add;
+					add = r;
+				}
+				s->dead = 1; /* freed when its pieces in flight end; waited for as recalled */
+			} else {
+				if (m)
+					seg_free(m);
+				if (l)
+					seg_free(l);
+				if (r)
+					seg_free(r);
+			}
+		}
+		s->recalled = 1;
 	}
+	while (add) {
+		struct pc_seg *n = add->next;
+		add->next = lo->segs;
+		lo->segs = add;
+		add = n;
+	}
+	segs_reap(lo);
+	return hit;
+}
+
+static int recall_mark(struct pc_layout *lo, uint64_t off, uint64_t len, layoutiomode4 iomode)
+{
+	struct pc_recall *r, **pp;
+	int hit = segs_mark(lo, off, end_of(off, len), iomode);
+
 	if (!hit && !(lo->ndirty || lo->written))
 		return 0;
 	r = calloc(1, sizeof(*r));

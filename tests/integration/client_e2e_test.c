@@ -1364,6 +1364,132 @@ static void test_destroy_in_flight(void)
 	free(data);
 }
 
+/* The body of test_truncate_own_layout, in a child: writes, truncates to smaller sizes (the MDS
+ * recalls from this very client the layout past the new end) and to larger ones, reads and writes
+ * again across the old and the new end, checked against a copy in memory; then another client,
+ * through the MDS, reads what was committed. Returns 0 when every byte matched, or the step that
+ * went wrong. */
+static int truncate_own_layout_body(void)
+{
+	const size_t max = 1024 * 1024;
+	static const uint64_t trunc_to[] = { 450560, 282624, 8192, 700001, 0, 123457, 4096, 65536 };
+	char *model = calloc(1, max), *buf = malloc(max), *back = malloc(max);
+	struct pnfs_context *ctx;
+	struct pnfs_opts o;
+	const char *urls[LAB_MAX_LUNS];
+	struct pnfs_fh *fh;
+	uint64_t size = 0;
+	unsigned seed = 8881;
+
+	if (!model || !buf || !back)
+		return 1;
+	for (int i = 0; i < lab->nluns; i++)
+		urls[i] = lab->urls[i];
+	pnfs_opts_init(&o);
+	o.devices = urls;
+	o.ndevices = (unsigned)lab->nluns;
+	o.initiator_name = INITIATOR_A;
+	if (pnfs_context_create(&o, &ctx) != 0)
+		return 2;
+	if (pnfs_mount(ctx, "127.0.0.1", mds->port, "/") != 0)
+		return 3;
+	if (pnfs_open(ctx, "/trunc-own", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh) != 0)
+		return 4;
+	for (int round = 0; round < 24; round++) {
+		uint64_t t = trunc_to[round % (sizeof(trunc_to) / sizeof(trunc_to[0]))];
+		/* a write reaching past the truncation point, from somewhere before it */
+		uint64_t off = (uint64_t)(rand_r(&seed) % 300000), len = 1 + (uint64_t)(rand_r(&seed) % 400000);
+
+		if (off + len > max)
+			len = max - off;
+		test_fill_random(buf, len, (unsigned)round + 1);
+		if (pnfs_pwrite(ctx, fh, buf, len, off) != (ssize_t)len)
+			return 10;
+		memcpy(model + off, buf, len);
+		if (off + len > size)
+			size = off + len;
+		if (pnfs_ftruncate(ctx, fh, t) != 0)
+			return 11;
+		if (t < size)
+			memset(model + t, 0, size - t);
+		size = t;
+		/* reads before the new end, across it and across the old one */
+		uint64_t ro = (uint64_t)(rand_r(&seed) % 600000), rl = 1 + (uint64_t)(rand_r(&seed) % 300000);
+		ssize_t want = ro >= size ? 0 : (ssize_t)(size - ro < rl ? size - ro : rl);
+		if (pnfs_pread(ctx, fh, back, rl, ro) != want || memcmp(back, model + ro, (size_t)want) != 0)
+			return 12;
+		if (size > 8192 && (pnfs_pread(ctx, fh, back, 57344, 8192) !=
+					    (ssize_t)(size - 8192 < 57344 ? size - 8192 : 57344) ||
+				    memcmp(back, model + 8192, size - 8192 < 57344 ? size - 8192 : 57344) != 0))
+			return 13;
+		/* and a write after the new end, then everything back */
+		off = size + (uint64_t)(rand_r(&seed) % 20000);
+		len = 1 + (uint64_t)(rand_r(&seed) % 100000);
+		test_fill_random(buf, len, (unsigned)round + 100);
+		if (pnfs_pwrite(ctx, fh, buf, len, off) != (ssize_t)len)
+			return 14;
+		memcpy(model + off, buf, len);
+		size = off + len;
+		ssize_t got = pnfs_pread(ctx, fh, back, max, 0);
+		if (got != (ssize_t)size || memcmp(back, model, size) != 0) {
+			size_t k = 0;
+			while (k < size && k < (size_t)(got > 0 ? got : 0) && back[k] == model[k])
+				k++;
+			fprintf(stderr, "\n  round %d: read %zd of %" PRIu64 ", first difference at %zu (last write "
+				"%" PRIu64 "+%" PRIu64 ", truncated to %" PRIu64 ")\n", round, got, size, k, off, len, t);
+			return 15;
+		}
+	}
+	if (pnfs_fsync(ctx, fh) != 0)
+		return 16;
+	{
+		struct pnfs_context *other;
+		struct pnfs_fh *ofh;
+
+		o.mds_io = 1;
+		o.initiator_name = INITIATOR_B;
+		if (pnfs_context_create(&o, &other) != 0 || pnfs_mount(other, "127.0.0.1", mds->port, "/") != 0 ||
+		    pnfs_open(other, "/trunc-own", O_RDONLY, 0, &ofh) != 0)
+			return 17;
+		memset(back, 0, max);
+		if (pnfs_pread(other, ofh, back, max, 0) != (ssize_t)size || memcmp(back, model, size) != 0)
+			return 18;
+		pnfs_close(other, ofh);
+		pnfs_context_destroy(other);
+	}
+	if (pnfs_close(ctx, fh) != 0 || pnfs_unlink(ctx, "/trunc-own") != 0)
+		return 19;
+	pnfs_context_destroy(ctx);
+	free(model);
+	free(buf);
+	free(back);
+	return 0;
+}
+
+/* A truncate on the client that holds the file's layout: the MDS recalls that layout (the part past
+ * the new end) from the very client whose SETATTR it serves, and the client answers with a return
+ * of that part only. The rest of the layout stays usable: I/O before the new end, and past it, goes
+ * on (an I/O waiting for a return that is never sent would hang; the child is given 120 s). */
+static void test_truncate_own_layout(void)
+{
+	NEED_LAB();
+	int status = -1;
+	pid_t pid = fork();
+
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		signal(SIGALRM, SIG_DFL); /* not the harness's: that one would clean up the suite */
+		alarm(120);
+		_exit(truncate_own_layout_body());
+	}
+	CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "\n  the child died of signal %d (SIGALRM: it hung)\n", WTERMSIG(status));
+	else if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "\n  the child failed at step %d\n", WEXITSTATUS(status));
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "sizes_0_to_512MiB_with_pnfs_cp", test_sizes },
 	   { "two_clients_disjoint_ranges", test_two_clients },
@@ -1376,4 +1502,5 @@ TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "silent_portal_while_resolving", test_silent_portal },
 	   { "destroyed_with_io_in_flight", test_destroy_in_flight },
 	   { "san_path_lost_mid_copy", test_san_path_lost_mid_copy },
-	   { "mds_writes_during_return", test_mds_writes_during_return });
+	   { "mds_writes_during_return", test_mds_writes_during_return },
+	   { "truncate_own_layout", test_truncate_own_layout });
