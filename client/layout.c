@@ -1623,14 +1623,18 @@ static void return_done(struct pc_compound *c)
 			sid_forget(lo);
 	} else if (c->nfs_status == NFS4ERR_NOMATCHING_LAYOUT || c->nfs_status == NFS4ERR_BAD_STATEID ||
 		   c->nfs_status == NFS4ERR_OLD_STATEID || c->nfs_status == NFS4ERR_STALE ||
-		   c->nfs_status == NFS4ERR_STALE_STATEID || c->nfs_status == NFS4ERR_EXPIRED) {
-		/* Nothing of ours left there (STALE_STATEID: a layout of the server's earlier boot). */
+		   c->nfs_status == NFS4ERR_EXPIRED) {
+		/* Nothing of ours left there. */
 		segs_cut(lo, rr->off, end_of(rr->off, rr->len), rr->iomode);
 		if (c->nfs_status != NFS4ERR_NOMATCHING_LAYOUT || !segs_live(lo))
 			sid_forget(lo);
 	} else {
 		status = pc_compound_err(c);
-		LOG_WARN("pnfs: %s", ctx->err);
+		/* STALE_STATEID: a layout of the server's earlier boot, gone with it; nothing to tell. */
+		if (c->nfs_status == NFS4ERR_STALE_STATEID)
+			LOG_DEBUG("pnfs: %s", ctx->err);
+		else
+			LOG_WARN("pnfs: %s", ctx->err);
 		/* Do not use it again either way. */
 		segs_cut(lo, rr->off, end_of(rr->off, rr->len), rr->iomode);
 	}
