@@ -27,31 +27,6 @@ static int suite_clean(void)
 	return 0;
 }
 
-/* The md5 (32 hex digits) after "KEY=" in text, into buf. */
-static const char *md5_of(const char *text, const char *key, char *buf)
-{
-	char pat[64];
-	const char *p;
-	snprintf(pat, sizeof(pat), "%s=", key);
-	buf[0] = 0;
-	for (p = text; p && (p = strstr(p, pat)); p += strlen(pat))
-		if (p == text || p[-1] == '\n') {
-			snprintf(buf, 33, "%s", p + strlen(pat));
-			break;
-		}
-	return buf;
-}
-
-static int is_md5(const char *s)
-{
-	if (strlen(s) != 32)
-		return 0;
-	for (int i = 0; i < 32; i++)
-		if (!strchr("0123456789abcdef", s[i]))
-			return 0;
-	return 1;
-}
-
 /* blkmap apply in the guest: a striped (the pool's own volume), a concatenated and a sliced volume
  * over the open-iscsi disks; bytes written by the host's userspace engine read the same through
  * /dev/mapper/NAME and the other way round; remove takes the devices away. Runs first: it writes
@@ -101,9 +76,9 @@ static void test_blkmap_apply_in_guest(void)
 		char k1[64], k2[64], a[40], b[40];
 		snprintf(k1, sizeof(k1), "%s.read", vols[i].name);
 		snprintf(k2, sizeof(k2), "%s.host", vols[i].name);
-		md5_of(out, k1, a);
-		md5_of(out, k2, b);
-		VM_CHECK(is_md5(a) && !strcmp(a, b), out);
+		vmlab_md5(out, k1, a);
+		vmlab_md5(out, k2, b);
+		VM_CHECK(vmlab_is_md5(a) && !strcmp(a, b), out);
 	}
 	VM_CHECK(strstr(out, "kstripe.table=striped") != NULL, out);
 	VM_CHECK(strstr(out, "kconcat.table=linear") != NULL, out);
@@ -124,9 +99,9 @@ static void test_blkmap_apply_in_guest(void)
 		char k1[64], k2[64], a[40], b[40];
 		snprintf(k1, sizeof(k1), "%s.engine", vols[i].name);
 		snprintf(k2, sizeof(k2), "%s.wrote", vols[i].name);
-		md5_of(out, k1, a);
-		md5_of(out, k2, b);
-		VM_CHECK(is_md5(a) && !strcmp(a, b), out);
+		vmlab_md5(out, k1, a);
+		vmlab_md5(out, k2, b);
+		VM_CHECK(vmlab_is_md5(a) && !strcmp(a, b), out);
 	}
 	free(out);
 	out = NULL;
@@ -173,12 +148,12 @@ static void test_dd_through_layouts(void)
 			 "echo layout=$(grep -o 'pnfs=[A-Z_]*' /proc/self/mountstats | head -1 | cut -d= -f2)\n"
 			 "dmesg | grep -i pnfs | tail -5\n");
 	VM_CHECK(rc == 0, out);
-	md5_of(out, "src", src);
-	md5_of(out, "buf", buf);
-	md5_of(out, "dir", dir);
-	md5_of(out, "rbuf", rbuf);
-	md5_of(out, "rdir", rdir);
-	VM_CHECK(is_md5(src), out);
+	vmlab_md5(out, "src", src);
+	vmlab_md5(out, "buf", buf);
+	vmlab_md5(out, "dir", dir);
+	vmlab_md5(out, "rbuf", rbuf);
+	vmlab_md5(out, "rdir", rdir);
+	VM_CHECK(vmlab_is_md5(src), out);
 	VM_CHECK(!strcmp(src, buf) && !strcmp(src, dir) && !strcmp(src, rbuf) && !strcmp(src, rdir), out);
 	VM_CHECK(vmlab_mountstat(out, "LAYOUTGET") > 0, out);
 	VM_CHECK(vmlab_mountstat(out, "GETDEVICEINFO") > 0, out);
@@ -213,8 +188,8 @@ static void test_dd_through_layouts(void)
 			"rm -rf $T\n",
 			L.dev_opts, L.dev_opts, L.dev_opts);
 	VM_CHECK(rc == 0, hout);
-	md5_of(hout, "h1", h1);
-	md5_of(hout, "h2", h2);
+	vmlab_md5(hout, "h1", h1);
+	vmlab_md5(hout, "h2", h2);
 	VM_CHECK(!strcmp(h1, src) && !strcmp(h2, src), hout);
 	VM_CHECK(vmlab_kv(hout, "direct") == 64LL * 1024 * 1024, hout);
 	VM_CHECK(vmlab_kv(hout, "verify") == 0, hout);
@@ -246,9 +221,9 @@ static void test_mixed_clients(void)
 			 "dd if=/tmp/g of=/mnt/kmix-guest bs=1M conv=fsync 2>/dev/null || exit 1\n"
 			 "echo guest=$(md5sum < /tmp/g | cut -c1-32)\n");
 	VM_CHECK(rc == 0, out);
-	md5_of(hout, "host", a);
-	md5_of(out, "seen", b);
-	VM_CHECK(is_md5(a) && !strcmp(a, b), out);
+	vmlab_md5(hout, "host", a);
+	vmlab_md5(out, "seen", b);
+	VM_CHECK(vmlab_is_md5(a) && !strcmp(a, b), out);
 	free(hout);
 	hout = NULL;
 	rc = vmlab_host(&L, &hout,
@@ -258,9 +233,9 @@ static void test_mixed_clients(void)
 			"rm -rf $T\n",
 			L.dev_opts);
 	VM_CHECK(rc == 0, hout);
-	md5_of(out, "guest", a);
-	md5_of(hout, "read", b);
-	VM_CHECK(is_md5(a) && !strcmp(a, b), hout);
+	vmlab_md5(out, "guest", a);
+	vmlab_md5(hout, "read", b);
+	VM_CHECK(vmlab_is_md5(a) && !strcmp(a, b), hout);
 	free(out);
 	free(hout);
 }
@@ -318,9 +293,9 @@ static void test_truncate_recalls_kernel_layout(void)
 			 "echo seen=$(md5sum < /mnt/krecall | cut -c1-32)\n"
 			 "echo size=$(stat -c %%s /mnt/krecall)\n");
 	VM_CHECK(rc == 0, out);
-	md5_of(hout, "host", a);
-	md5_of(out, "seen", b);
-	VM_CHECK(is_md5(a) && !strcmp(a, b), out);
+	vmlab_md5(hout, "host", a);
+	vmlab_md5(out, "seen", b);
+	VM_CHECK(vmlab_is_md5(a) && !strcmp(a, b), out);
 	VM_CHECK(vmlab_kv(out, "size") == 1024 * 1024, out);
 	free(out);
 	free(hout);
@@ -378,13 +353,13 @@ static void test_concurrent_writers(void)
 	VM_CHECK(rc == 0, out);
 	{
 		char g1[40], g2[40], r1[40], r2[40], h[40], gh[40];
-		md5_of(out, "g1", g1);
-		md5_of(out, "g2", g2);
-		md5_of(out, "r1", r1);
-		md5_of(out, "r2", r2);
-		md5_of(out, "h", h);
-		md5_of(out, "gh", gh);
-		VM_CHECK(is_md5(g1) && is_md5(g2) && is_md5(h), out);
+		vmlab_md5(out, "g1", g1);
+		vmlab_md5(out, "g2", g2);
+		vmlab_md5(out, "r1", r1);
+		vmlab_md5(out, "r2", r2);
+		vmlab_md5(out, "h", h);
+		vmlab_md5(out, "gh", gh);
+		VM_CHECK(vmlab_is_md5(g1) && vmlab_is_md5(g2) && vmlab_is_md5(h), out);
 		VM_CHECK(!strcmp(g1, r1) && !strcmp(g2, r2) && !strcmp(h, gh), out);
 	}
 	free(out);

@@ -43,19 +43,6 @@ static int suite_clean(void)
 		CU_ASSERT_FATAL(knfsd_up);                                                \
 	} while (0)
 
-static void md5_of(const char *text, const char *key, char *buf)
-{
-	char pat[64];
-	const char *p;
-	snprintf(pat, sizeof(pat), "%s=", key);
-	buf[0] = 0;
-	for (p = text; p && (p = strstr(p, pat)); p += strlen(pat))
-		if (p == text || p[-1] == '\n') {
-			snprintf(buf, 33, "%s", p + strlen(pat));
-			return;
-		}
-}
-
 /* libpnfs against knfsd: the data goes straight to the LUN both ways, knfsd accepts the
  * LAYOUTCOMMIT, and the guest's XFS holds the bytes. */
 static void test_libpnfs_on_knfsd(void)
@@ -81,8 +68,8 @@ static void test_libpnfs_on_knfsd(void)
 			"rm -rf $T\n",
 			L.dev_opts, L.dev_opts);
 	VM_CHECK(rc == 0, out);
-	md5_of(out, "src", a);
-	md5_of(out, "back", b);
+	vmlab_md5(out, "src", a);
+	vmlab_md5(out, "back", b);
 	VM_CHECK(strlen(a) == 32 && !strcmp(a, b), out);
 	VM_CHECK(vmlab_kv(out, "wdirect") == 24LL << 20, out);
 	VM_CHECK(vmlab_kv(out, "wmds") == 0, out);
@@ -92,7 +79,7 @@ static void test_libpnfs_on_knfsd(void)
 			 "echo guest=$(md5sum < /export/kn1 | cut -c1-32)\n"
 			 "echo size=$(stat -c %%s /export/kn1)\n");
 	VM_CHECK(rc == 0, gout);
-	md5_of(gout, "guest", c);
+	vmlab_md5(gout, "guest", c);
 	VM_CHECK(!strcmp(a, c), gout);
 	VM_CHECK(vmlab_kv(gout, "size") == 24LL << 20, gout);
 	free(out);

@@ -64,19 +64,6 @@ static int suite_clean(void)
 		CU_ASSERT_FATAL(lio_up);                                                   \
 	} while (0)
 
-static void md5_of(const char *text, const char *key, char *buf)
-{
-	char pat[64];
-	const char *p;
-	snprintf(pat, sizeof(pat), "%s=", key);
-	buf[0] = 0;
-	for (p = text; p && (p = strstr(p, pat)); p += strlen(pat))
-		if (p == text || p[-1] == '\n') {
-			snprintf(buf, 33, "%s", p + strlen(pat));
-			return;
-		}
-}
-
 /* pnfs-admin format on the targetcli-made LUNs, pnfs-mds with its defaults, pnfs cp both ways. */
 static void test_pool_on_targetcli_lio(void)
 {
@@ -106,8 +93,8 @@ static void test_pool_on_targetcli_lio(void)
 			"echo scsi=$(curl -sf \"$VM_METRICS_URL\" | sed -n 's/^pnfs_mds_layouts_granted_total{type=\"scsi\",iomode=\"rw\"} //p')\n"
 			"rm -rf $T\n");
 	VM_CHECK(rc == 0, out);
-	md5_of(out, "src", a);
-	md5_of(out, "back", b);
+	vmlab_md5(out, "src", a);
+	vmlab_md5(out, "back", b);
 	VM_CHECK(strlen(a) == 32 && !strcmp(a, b), out);
 	VM_CHECK(vmlab_kv(out, "wdirect") == 32LL << 20, out);
 	VM_CHECK(vmlab_kv(out, "rdirect") == 32LL << 20, out);

@@ -27,25 +27,6 @@ static int suite_clean(void)
 	return 0;
 }
 
-static const char *md5_of(const char *text, const char *key, char *buf)
-{
-	char pat[64];
-	const char *p;
-	snprintf(pat, sizeof(pat), "%s=", key);
-	buf[0] = 0;
-	for (p = text; p && (p = strstr(p, pat)); p += strlen(pat))
-		if (p == text || p[-1] == '\n') {
-			snprintf(buf, 33, "%s", p + strlen(pat));
-			break;
-		}
-	return buf;
-}
-
-static int is_md5(const char *s)
-{
-	return strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
-}
-
 /* dd through SCSI layouts: the kernel opens the LUNs by the designators udev named, registers its
  * key (no "failed to register"), writes and reads on the LUNs; nothing through the MDS. */
 static void test_scsi_direct_io(void)
@@ -82,11 +63,11 @@ static void test_scsi_direct_io(void)
 			 "grep -E '^[[:space:]]+(READ|WRITE|LAYOUTGET|GETDEVICEINFO|LAYOUTCOMMIT):' /proc/self/mountstats\n"
 			 "dmesg | grep pNFS | tail -4\n");
 	VM_CHECK(rc == 0, out);
-	md5_of(out, "src", src);
-	md5_of(out, "buf", buf);
-	md5_of(out, "dir", dir);
-	md5_of(out, "rd", rd);
-	VM_CHECK(is_md5(src) && !strcmp(src, buf) && !strcmp(src, dir) && !strcmp(src, rd), out);
+	vmlab_md5(out, "src", src);
+	vmlab_md5(out, "buf", buf);
+	vmlab_md5(out, "dir", dir);
+	vmlab_md5(out, "rd", rd);
+	VM_CHECK(vmlab_is_md5(src) && !strcmp(src, buf) && !strcmp(src, dir) && !strcmp(src, rd), out);
 	VM_CHECK(vmlab_kv(out, "links") == 4, out);
 	VM_CHECK(vmlab_kv(out, "registered") == 4, out);
 	VM_CHECK(vmlab_kv(out, "regfail") == 0, out);
@@ -107,7 +88,7 @@ static void test_scsi_direct_io(void)
 			"rm -f /tmp/kscsi.stats\n",
 			L.dev_opts);
 	VM_CHECK(rc == 0, hout);
-	md5_of(hout, "h", h);
+	vmlab_md5(hout, "h", h);
 	VM_CHECK(!strcmp(h, src), hout);
 	VM_CHECK(vmlab_kv(hout, "direct") == 32LL * 1024 * 1024, hout);
 	free(out);
@@ -172,9 +153,9 @@ static void test_fencing_a_kernel_client(void)
 			"rm -rf $T\n",
 			L.dev_opts, L.dev_opts);
 	VM_CHECK(rc == 0, hout);
-	md5_of(hout, "wrote", a);
-	md5_of(hout, "back", b);
-	VM_CHECK(is_md5(a) && !strcmp(a, b), hout);
+	vmlab_md5(hout, "wrote", a);
+	vmlab_md5(hout, "back", b);
+	VM_CHECK(vmlab_is_md5(a) && !strcmp(a, b), hout);
 	rc = vmlab_guest(&L, &out,
 			 "echo conflicts=$(dmesg | grep -c -i 'reservation conflict')\n"
 			 "dmesg | grep -i -E 'reservation|pnfs' | tail -5\n"

@@ -108,6 +108,17 @@ int vmlab_host(struct vmlab *lab, char **out, const char *fmt, ...)
 	return rc;
 }
 
+const char *vmlab_md5(const char *text, const char *key, char *buf)
+{
+	line_value(text, key, buf, 33);
+	return buf;
+}
+
+int vmlab_is_md5(const char *s)
+{
+	return strlen(s) == 32 && strspn(s, "0123456789abcdef") == 32;
+}
+
 long long vmlab_kv(const char *text, const char *key)
 {
 	char v[64];

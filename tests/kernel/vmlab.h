@@ -29,6 +29,11 @@ int vmlab_guest(struct vmlab *lab, char **out, const char *fmt, ...) __attribute
 /* Run a bash script on the host inside the lab's namespace, with vm-lab's env variables. */
 int vmlab_host(struct vmlab *lab, char **out, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* In text of KEY=VALUE lines, the md5 (32 hex digits) after "KEY=" into buf[33] ("" if absent);
+ * returns buf. */
+const char *vmlab_md5(const char *text, const char *key, char *buf);
+/* Whether s is 32 lower-case hex digits. */
+int vmlab_is_md5(const char *s);
 /* In text of KEY=VALUE lines, the number after "KEY=" (-1 if absent). */
 long long vmlab_kv(const char *text, const char *key);
 /* A counter from a /proc/self/mountstats dump: the ops count of "  NAME:" (-1 if absent). */
