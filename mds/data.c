@@ -725,6 +725,7 @@ static void setsize_commit(struct mds_io *io)
 	struct mds_server *srv = c->srv;
 	struct mds_ranges freed = { 0 };
 	struct mds_txn *t;
+	uint64_t from;
 	int rc;
 
 	if (io->err) {
@@ -742,11 +743,13 @@ static void setsize_commit(struct mds_io *io)
 		note_unflushed(io); /* the zeroed block went to the LUN's cache */
 	if (io->sa.size < io->old_size)
 		mds_layout_truncate(srv, io->f, io->sa.size);
-	rc = mds_inode_setattr(t, io->fileid, &io->sa, mds_layout_free_flags(srv, io->f), &freed, NULL);
+	/* blocks leave from the first whole block past the new size */
+	from = floor_to(io->sa.size, srv->block_bytes);
+	rc = mds_inode_setattr(t, io->fileid, &io->sa, mds_layout_free_flags(srv, io->f, from), &freed, NULL);
 	if (rc == 0) {
 		mds_compound_dirty(c);
 		if (freed.n)
-			mds_layout_blocks_freed(srv, io->fileid, &freed);
+			mds_layout_blocks_freed(srv, io->fileid, from, &freed);
 	}
 	mds_ranges_free(&freed);
 	io_finish(io, rc ? io_errno(rc) : NFS4_OK);

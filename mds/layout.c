@@ -112,36 +112,61 @@ int mds_lo_fencing(const struct mds_server *srv, const struct mds_file *f, uint6
 	return 0;
 }
 
-/* Whether any layout other than except, or a fencing job, covers some part of f. */
-static int file_held(const struct mds_server *srv, const struct mds_file *f, const struct mds_lo_state *except)
+/* Whether a layout or a fencing job reaches [from, end) of f: a client holding it could still
+ * send I/O to blocks that were mapped there. */
+static int file_reached(const struct mds_server *srv, const struct mds_file *f, uint64_t from, uint64_t end)
 {
 	for (const struct mds_stateid *st = f->states; st; st = st->next_in_file) {
 		const struct mds_lo_state *ls = mds_lo_of(st);
-		if (ls && ls != except && mds_lo_holds(ls))
+		if (ls && mds_lo_holds(ls) &&
+		    (mds_lo_set_overlaps(&ls->rd, from, end) || mds_lo_set_overlaps(&ls->rw, from, end)))
 			return 1;
 	}
-	return mds_lo_fencing(srv, f, 0, UINT64_MAX);
+	return mds_lo_fencing(srv, f, from, end);
 }
 
-unsigned mds_layout_free_flags(struct mds_server *srv, struct mds_file *f)
+/* pending_files maps a fileid to the lowest file offset its parked blocks were mapped at, plus one
+ * (so that offset 0 is not NULL). */
+_Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t), "parked offsets are kept in pointers");
+
+static uint64_t parked_from(const struct mds_layouts *lo, uint64_t fileid, int *found)
+{
+	uintptr_t v = (uintptr_t)mds_map_get(&lo->pending_files, &fileid, sizeof(fileid));
+
+	*found = v != 0;
+	return v ? (uint64_t)v - 1 : 0;
+}
+
+static void note_parked(struct mds_layouts *lo, uint64_t fileid, uint64_t from)
+{
+	int found;
+	uint64_t have = parked_from(lo, fileid, &found);
+
+	if (found && have <= from)
+		return;
+	if (found)
+		mds_map_del(&lo->pending_files, &fileid, sizeof(fileid));
+	if (mds_map_put(&lo->pending_files, &fileid, sizeof(fileid), (void *)(uintptr_t)(from + 1)) != 0)
+		LOG_ERROR("file %llu: out of memory noting parked blocks; they are released at the next start",
+			  (unsigned long long)fileid);
+}
+
+unsigned mds_layout_free_flags(struct mds_server *srv, struct mds_file *f, uint64_t from)
 {
 	if (!f || !srv->layouts)
 		return 0;
-	return file_held(srv, f, NULL) ? MDS_FREE_PENDING : 0;
+	return file_reached(srv, f, from, UINT64_MAX) ? MDS_FREE_PENDING : 0;
 }
 
-void mds_layout_blocks_freed(struct mds_server *srv, uint64_t fileid, const struct mds_ranges *freed)
+void mds_layout_blocks_freed(struct mds_server *srv, uint64_t fileid, uint64_t from, const struct mds_ranges *freed)
 {
 	struct mds_layouts *lo = srv->layouts;
 	struct mds_file *f = mds_file_find(srv, fileid);
 
-	if (!lo || !freed || !freed->n || !f || !file_held(srv, f, NULL))
+	if (!lo || !freed || !freed->n || !f || !file_reached(srv, f, from, UINT64_MAX))
 		return;
 	/* They were parked (mds_layout_free_flags said so): remember to release them. */
-	if (!mds_map_get(&lo->pending_files, &fileid, sizeof(fileid)) &&
-	    mds_map_put(&lo->pending_files, &fileid, sizeof(fileid), (void *)1) != 0)
-		LOG_ERROR("file %llu: out of memory noting parked blocks; they are released at the next start",
-			  (unsigned long long)fileid);
+	note_parked(lo, fileid, from);
 }
 
 struct release_arg {
@@ -159,9 +184,11 @@ int mds_lo_release_if_free(struct mds_server *srv, struct mds_file *f)
 {
 	struct mds_layouts *lo = srv->layouts;
 	struct release_arg a = { f->fileid, 0 };
-	int rc;
+	int found, rc;
+	uint64_t from = parked_from(lo, f->fileid, &found);
 
-	if (!mds_map_get(&lo->pending_files, &f->fileid, sizeof(f->fileid)) || file_held(srv, f, NULL))
+	/* Layouts below the lowest parked offset never mapped those blocks: they do not hold them. */
+	if (!found || file_reached(srv, f, from, UINT64_MAX))
 		return 0;
 	rc = mds_with_txn(srv, release_txn, &a);
 	if (rc) {
@@ -171,8 +198,8 @@ int mds_lo_release_if_free(struct mds_server *srv, struct mds_file *f)
 	}
 	mds_map_del(&lo->pending_files, &f->fileid, sizeof(f->fileid));
 	if (a.bytes)
-		LOG_DEBUG("file %llu: %llu parked bytes released: no layout covers them any more",
-			  (unsigned long long)f->fileid, (unsigned long long)a.bytes);
+		LOG_DEBUG("file %llu: %llu parked bytes released: no layout reaches offset %llu any more",
+			  (unsigned long long)f->fileid, (unsigned long long)a.bytes, (unsigned long long)from);
 	return 0;
 }
 
@@ -184,6 +211,7 @@ struct drop_arg {
 	const struct mds_lo_set *pieces;
 	unsigned flags;
 	int parked;
+	uint64_t parked_from; /* lowest file offset parked */
 };
 
 static int drop_txn(struct mds_txn *t, void *arg)
@@ -204,8 +232,10 @@ static int drop_txn(struct mds_txn *t, void *arg)
 			continue;
 		rc = mds_ext_punch(t, a->f->fileid, off, end == UINT64_MAX ? MDS_TO_END : end - off,
 				   MDS_EXT_MASK(MDS_EXT_INVALID), a->flags, &freed);
-		if (freed.n && (a->flags & MDS_FREE_PENDING))
+		if (freed.n && (a->flags & MDS_FREE_PENDING) && (!a->parked || off < a->parked_from)) {
 			a->parked = 1;
+			a->parked_from = off;
+		}
 		mds_ranges_free(&freed);
 		if (rc && rc != -ENOENT)
 			return rc;
@@ -217,7 +247,7 @@ int mds_lo_drop_invalid(struct mds_server *srv, struct mds_file *f, const struct
 {
 	struct mds_layouts *lo = srv->layouts;
 	struct mds_lo_set pieces = { 0 };
-	struct drop_arg a = { srv, f, &pieces, 0, 0 };
+	struct drop_arg a = { srv, f, &pieces, 0, 0, 0 };
 	int rc = 0;
 
 	if (!rw->n)
@@ -248,15 +278,19 @@ int mds_lo_drop_invalid(struct mds_server *srv, struct mds_file *f, const struct
 		goto out;
 	if (!pieces.n)
 		goto out;
-	a.flags = file_held(srv, f, NULL) ? MDS_FREE_PENDING : 0;
+	/* Never written, so no other client's RW layout maps them (RW layouts exclude each other);
+	 * park them only while a READ layout or a fencing job still reaches them. */
+	for (size_t i = 0; i < pieces.n && !a.flags; i++)
+		if (file_reached(srv, f, pieces.v[i].off, pieces.v[i].end))
+			a.flags = MDS_FREE_PENDING;
 	rc = mds_with_txn(srv, drop_txn, &a);
 	if (rc) {
 		LOG_ERROR("file %llu: cannot drop never-written blocks of a returned layout: %s",
 			  (unsigned long long)f->fileid, mds_store_strerror(rc));
 		goto out;
 	}
-	if (a.parked && !mds_map_get(&lo->pending_files, &f->fileid, sizeof(f->fileid)))
-		rc = mds_map_put(&lo->pending_files, &f->fileid, sizeof(f->fileid), (void *)1);
+	if (a.parked)
+		note_parked(lo, f->fileid, a.parked_from);
 out:
 	mds_lo_set_free(&pieces);
 	return rc;

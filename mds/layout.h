@@ -23,11 +23,13 @@ int mds_layout_drop_stale(struct mds_server *srv);
  * works); clients choose by their own preference. Returns how many were written to out (<= max). */
 unsigned mds_layout_types(const struct mds_server *srv, layouttype4 *out, unsigned max);
 
-/* How blocks of a file leave it (truncate, remove, orphan destroy): 0 to free them now, or
- * MDS_FREE_PENDING while layouts (or a fencing in progress) may cover them. f may be NULL. */
-unsigned mds_layout_free_flags(struct mds_server *srv, struct mds_file *f);
-/* Blocks left fileid (truncate, remove; the ranges as the store reported them). */
-void mds_layout_blocks_freed(struct mds_server *srv, uint64_t fileid, const struct mds_ranges *freed);
+/* How blocks mapped at file offsets >= from leave a file (truncate: from is the new size;
+ * remove, orphan destroy: 0): 0 to free them now, or MDS_FREE_PENDING while a layout (or a
+ * fencing in progress) reaches that part of the file. f may be NULL. */
+unsigned mds_layout_free_flags(struct mds_server *srv, struct mds_file *f, uint64_t from);
+/* Blocks mapped at offsets >= from left fileid (the ranges as the store reported them); with the
+ * same from as mds_layout_free_flags. */
+void mds_layout_blocks_freed(struct mds_server *srv, uint64_t fileid, uint64_t from, const struct mds_ranges *freed);
 /* A file's size is about to shrink to new_size (SETATTR): recall layouts beyond it. */
 void mds_layout_truncate(struct mds_server *srv, struct mds_file *f, uint64_t new_size);
 /* An open stateid is going away (CLOSE, or its client's state is released): return-on-close. */

@@ -91,7 +91,7 @@ struct mds_layouts {
 	struct mds_lo_state *states;      /* every layout state */
 	unsigned nstates;
 	struct mds_lo_fence_job *jobs;
-	struct mds_map pending_files;     /* fileid -> (void *)1: blocks parked while layouts live */
+	struct mds_map pending_files;     /* fileid -> lowest parked file offset + 1 (layout.c) */
 	struct mds_fence *fence;          /* NULL: no SCSI fencing, so no SCSI layouts */
 	uint8_t aptpl[MDS_MAX_LUNS];      /* enum mds_aptpl, per LUN, probed at start */
 	unsigned char devid_block[NFS4_DEVICEID4_SIZE];
@@ -132,9 +132,10 @@ nfsstat4 mds_lo_conflicts(struct mds_server *srv, struct mds_file *f, struct mds
 int mds_lo_return_range(struct mds_server *srv, struct mds_lo_state *ls, uint64_t off, uint64_t end,
 			uint32_t iomode);
 /* Drop never-written (INVALID) blocks of f in the ranges of rw that no remaining layout covers.
- * Blocks go to free space now, or parked when other layouts remain on the file. */
+ * Blocks go to free space now, or parked while a READ layout or a fencing job reaches them. */
 int mds_lo_drop_invalid(struct mds_server *srv, struct mds_file *f, const struct mds_lo_set *rw);
-/* Release the file's parked blocks if nothing (layout, fencing) covers it any more. */
+/* Release the file's parked blocks once no layout or fencing job reaches the lowest file offset
+ * they were mapped at. */
 int mds_lo_release_if_free(struct mds_server *srv, struct mds_file *f);
 /* Free an empty state's stateid (it must hold nothing). */
 void mds_lo_discard(struct mds_server *srv, struct mds_lo_state *ls);

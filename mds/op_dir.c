@@ -190,7 +190,7 @@ MDS_OP(remove)
 		if (file_is_open(c->srv, victim))
 			flags |= MDS_KEEP_ORPHAN;
 		if (f)
-			flags |= mds_layout_free_flags(c->srv, f);
+			flags |= mds_layout_free_flags(c->srv, f, 0);
 	}
 	rc = mds_ns_unlink(c->txn, dir.fileid, a->target.utf8string_val, a->target.utf8string_len, flags, &freed,
 			   &ur);
@@ -203,7 +203,7 @@ MDS_OP(remove)
 		note_orphan(c->srv, ur.fileid);
 	mds_layout_removed(c->srv, ur.fileid, ur.destroyed);
 	if (freed.n)
-		mds_layout_blocks_freed(c->srv, ur.fileid, &freed);
+		mds_layout_blocks_freed(c->srv, ur.fileid, 0, &freed);
 	mds_ranges_free(&freed);
 	cinfo(&ok->cinfo, &ur.dir);
 	return NFS4_OK;
@@ -256,7 +256,7 @@ MDS_OP(rename)
 		if (file_is_open(c->srv, victim))
 			flags |= MDS_KEEP_ORPHAN;
 		if (f)
-			flags |= mds_layout_free_flags(c->srv, f);
+			flags |= mds_layout_free_flags(c->srv, f, 0);
 	}
 	rc = mds_ns_rename(c->txn, sdir.fileid, a->oldname.utf8string_val, a->oldname.utf8string_len, ddir.fileid,
 			   a->newname.utf8string_val, a->newname.utf8string_len, flags, &freed, &rr);
@@ -270,7 +270,7 @@ MDS_OP(rename)
 			note_orphan(c->srv, rr.replaced);
 		mds_layout_removed(c->srv, rr.replaced, rr.replaced_destroyed);
 		if (freed.n)
-			mds_layout_blocks_freed(c->srv, rr.replaced, &freed);
+			mds_layout_blocks_freed(c->srv, rr.replaced, 0, &freed);
 	}
 	mds_ranges_free(&freed);
 	cinfo(&ok->source_cinfo, &rr.src_dir);

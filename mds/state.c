@@ -358,7 +358,7 @@ void mds_file_put(struct mds_server *srv, struct mds_file *f)
 		return;
 	if (f->orphaned) {
 		/* The last open of a removed file went away: now its inode and blocks go. */
-		struct destroy_arg a = { f->fileid, mds_layout_free_flags(srv, f) };
+		struct destroy_arg a = { f->fileid, mds_layout_free_flags(srv, f, 0) };
 		int rc = mds_with_txn(srv, destroy_orphan_txn, &a);
 		if (rc)
 			LOG_ERROR("file %llu: cannot remove the orphan: %s", (unsigned long long)f->fileid,

@@ -751,6 +751,56 @@ static void test_truncate_remove_recall(void)
 	free(ext);
 }
 
+/* A client truncating a file it keeps open and holds a layout on (as an application alternating
+ * writes and truncates does): the blocks past the new size are free again once the layout beyond
+ * it is returned, although the layout below it stays. Over many rounds nothing accumulates. */
+static void test_truncate_own_layout_frees(void)
+{
+	struct nc *a = client("lo-trunc-own");
+	struct nc_fh fa;
+	stateid4 oa;
+	struct lt_layout *l = calloc(1, sizeof(*l));
+	pnfs_block_extent4 *ext = calloc(LT_MAX_EXTENTS, sizeof(*ext));
+	const char *pending = "pnfs_mds_pool_bytes{state=\"pending\"}";
+	long long free0;
+	int present;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_EQUAL(lt_metric(mport, pending), 0);
+	create(a, "trunc-own", OPEN4_SHARE_ACCESS_BOTH, &fa, &oa);
+	free0 = lt_metric(mport, "pnfs_mds_pool_bytes{state=\"free\"}");
+	for (int round = 0; round < 8; round++) {
+		CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fa, BLK, RW, 0, 256 << 10, 256 << 10, &oa, MAXC, l), 0);
+		as_written(l, ext);
+		CU_ASSERT_EQUAL(lt_layoutcommit(a, &fa, BLK, &l->sid, 0, 256 << 10, (256 << 10) - 1, ext, l->n, 0, 0,
+						NULL), 0);
+		/* Down to 64 KiB: the client gives back what lies past it and keeps [0, 64 KiB). */
+		CU_ASSERT_EQUAL(nc_setattr_size(a, &fa, &oa, 64 << 10), 0);
+		/* the server recalls what lies past the new size (this client's own layout too) */
+		nc_serve_callbacks(a, 2000, 1);
+		CU_ASSERT_EQUAL_FATAL(a->cb_layoutrecalls, 2 * round + 1);
+		CU_ASSERT_EQUAL(a->cb_last_layoutrecall.clora_recall.layoutrecall4_u.lor_layout.lor_offset, 64 << 10);
+		l->sid = a->cb_last_layoutrecall.clora_recall.layoutrecall4_u.lor_layout.lor_stateid;
+		CU_ASSERT_EQUAL(lt_layoutreturn_file(a, &fa, BLK, ANY, 64 << 10, NFS4_UINT64_MAX - (64 << 10), &l->sid,
+						     &present), 0);
+		CU_ASSERT_EQUAL(lt_metric(mport, pending), 0);
+		/* What is left: the 64 KiB below the new size. */
+		CU_ASSERT_EQUAL(lt_metric(mport, "pnfs_mds_pool_bytes{state=\"free\"}"), free0 - (64 << 10));
+		/* and back to empty for the next round, with the layout below kept */
+		CU_ASSERT_EQUAL(nc_setattr_size(a, &fa, &oa, 0), 0);
+		nc_serve_callbacks(a, 2000, 1);
+		CU_ASSERT_EQUAL_FATAL(a->cb_layoutrecalls, 2 * round + 2);
+		l->sid = a->cb_last_layoutrecall.clora_recall.layoutrecall4_u.lor_layout.lor_stateid;
+		CU_ASSERT_EQUAL(lt_layoutreturn_file(a, &fa, BLK, ANY, 0, NFS4_UINT64_MAX, &l->sid, &present), 0);
+		CU_ASSERT_EQUAL(lt_metric(mport, pending), 0);
+		CU_ASSERT_EQUAL(lt_metric(mport, "pnfs_mds_pool_bytes{state=\"free\"}"), free0);
+	}
+	nc_close(a, &fa, &oa);
+	nc_free(a);
+	free(l);
+	free(ext);
+}
+
 static void test_metrics(void)
 {
 	/* The endpoint is Prometheus text with the counters users watch. */
@@ -874,5 +924,6 @@ TEST_SUITE(layout_ops, "integration/layout_ops", suite_init, suite_clean,
 	   { "devices", test_devices },
 	   { "conflict_recall", test_conflict_recall },
 	   { "truncate_remove_recall", test_truncate_remove_recall },
+	   { "truncate_own_layout_frees", test_truncate_own_layout_frees },
 	   { "metrics", test_metrics },
 	   { "pynfs_sequences", test_pynfs_sequences });
