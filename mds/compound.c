@@ -186,7 +186,17 @@ struct mds_txn *mds_compound_txn(struct mds_compound *c)
 		LOG_ERROR("xid %08x: a second transaction was requested while one is open", c->xid);
 		return NULL;
 	}
-	rc = mds_txn_begin(srv->store, MDS_TXN_RW, &c->txn);
+	if (!srv->batch_txn) {
+		rc = mds_txn_begin(srv->store, MDS_TXN_RW, &srv->batch_txn);
+		if (rc) {
+			LOG_ERROR("pool %s: cannot begin a transaction: %s", srv->cfg.pool, mds_store_strerror(rc));
+			srv->batch_txn = NULL;
+			c->txn = NULL;
+			return NULL;
+		}
+		srv->batch_dirty = 0;
+	}
+	rc = mds_txn_begin_nested(srv->batch_txn, &c->txn);
 	if (rc) {
 		LOG_ERROR("pool %s: cannot begin a transaction: %s", srv->cfg.pool, mds_store_strerror(rc));
 		c->txn = NULL;
@@ -197,7 +207,9 @@ struct mds_txn *mds_compound_txn(struct mds_compound *c)
 	return c->txn;
 }
 
-int mds_compound_txn_end(struct mds_compound *c)
+/* End the compound's own transaction inside the batch: its changes join the batch (not durable
+ * yet) when it made any, else they are dropped. */
+static int txn_release(struct mds_compound *c)
 {
 	struct mds_server *srv = c->srv;
 	int rc = 0;
@@ -206,9 +218,14 @@ int mds_compound_txn_end(struct mds_compound *c)
 		return 0;
 	if (c->dirty) {
 		rc = mds_txn_commit(c->txn);
-		if (rc)
+		if (rc) {
 			LOG_ERROR("pool %s: commit failed: %s (%s)", srv->cfg.pool, mds_store_strerror(rc),
 				  mds_store_errstr(srv->store));
+		} else {
+			srv->batch_dirty = 1;
+			srv->grouped_compounds++;
+			c->batched = 1;
+		}
 	} else {
 		mds_txn_abort(c->txn);
 	}
@@ -216,6 +233,17 @@ int mds_compound_txn_end(struct mds_compound *c)
 	c->dirty = 0;
 	srv->cur_txn = NULL;
 	srv->cur_dirty = NULL;
+	return rc;
+}
+
+int mds_compound_txn_end(struct mds_compound *c)
+{
+	int dirty = c->dirty, rc = txn_release(c);
+
+	/* Called before the compound yields (asynchronous I/O): what it changed is made durable
+	 * now, with whatever else the batch holds. */
+	if (rc == 0 && dirty)
+		rc = mds_batch_commit(c->srv);
 	return rc;
 }
 
@@ -336,20 +364,71 @@ static void add_status_result(struct mds_compound *c, uint32_t op, nfsstat4 stat
 	c->reply_bytes += 8;
 }
 
+static nfsstat4 final_status(const struct mds_compound *c)
+{
+	return c->nres ? proto_resop_status(&c->res[c->nres - 1]) : NFS4_OK;
+}
+
 static void finish(struct mds_compound *c)
 {
-	nfsstat4 status = c->nres ? proto_resop_status(&c->res[c->nres - 1]) : NFS4_OK;
+	struct mds_server *srv = c->srv;
 
 	if (c->txn) {
 		int dirty = c->dirty;
-		if (mds_compound_txn_end(c) != 0 && dirty && c->nres) {
+		if (txn_release(c) != 0 && dirty && c->nres) {
 			/* The changes are not durable: the client must not believe they happened. */
 			mds_res_set_status(&c->res[c->nres - 1], NFS4ERR_SERVERFAULT);
-			status = NFS4ERR_SERVERFAULT;
 		}
 	}
-	send_reply(c, status);
+	if (srv->batch_txn && srv->batch_dirty) {
+		/* Changes of this turn are not durable yet, and this reply may tell of them (its own,
+		 * or what it read of the others'): it waits for the batch's commit. */
+		if (!srv->held)
+			srv->held_tail = &srv->held;
+		c->held_next = NULL;
+		*srv->held_tail = c;
+		srv->held_tail = &c->held_next;
+		return;
+	}
+	send_reply(c, final_status(c));
 	mds_compound_free(c);
+}
+
+int mds_batch_commit(struct mds_server *srv)
+{
+	struct mds_compound *c, *next;
+	int rc = 0;
+
+	if (srv->cur_txn) {
+		/* Cannot happen: batches are committed between compounds, never inside one. */
+		LOG_ERROR("pool %s: batch commit asked while a compound's transaction is open", srv->cfg.pool);
+		return -EBUSY;
+	}
+	if (srv->batch_txn) {
+		if (srv->batch_dirty) {
+			rc = mds_txn_commit(srv->batch_txn);
+			srv->store_commits++;
+			if (rc)
+				LOG_ERROR("pool %s: commit failed: %s (%s)", srv->cfg.pool, mds_store_strerror(rc),
+					  mds_store_errstr(srv->store));
+		} else {
+			mds_txn_abort(srv->batch_txn);
+		}
+		srv->batch_txn = NULL;
+		srv->batch_dirty = 0;
+	}
+	c = srv->held;
+	srv->held = NULL;
+	srv->held_tail = &srv->held;
+	for (; c; c = next) {
+		next = c->held_next;
+		/* A failed commit lost every change of the batch: no held reply may say otherwise. */
+		if (rc && c->nres)
+			mds_res_set_status(&c->res[c->nres - 1], NFS4ERR_SERVERFAULT);
+		send_reply(c, final_status(c));
+		mds_compound_free(c);
+	}
+	return rc;
 }
 
 /* RFC 8881 §2.10.6 / §18.46: where each op may appear. Returns NFS4_OK or the op's error. */

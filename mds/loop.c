@@ -35,6 +35,8 @@ struct mds_loop {
 	uint64_t next_timer_id;
 	int stop;
 	struct epoll_event evs[256];
+	mds_turn_fn *turn_end;        /* run after every turn's handlers and timers */
+	void *turn_end_arg;
 };
 
 uint64_t mds_loop_now_ms(void)
@@ -301,7 +303,15 @@ int mds_loop_once(struct mds_loop *loop, int timeout_ms)
 		handled++;
 	}
 	handled += run_timers(loop);
+	if (loop->turn_end)
+		loop->turn_end(loop->turn_end_arg);
 	return handled;
+}
+
+void mds_loop_set_turn_end(struct mds_loop *loop, mds_turn_fn *fn, void *arg)
+{
+	loop->turn_end = fn;
+	loop->turn_end_arg = arg;
 }
 
 int mds_loop_run(struct mds_loop *loop)

@@ -253,6 +253,8 @@ struct mds_compound {
 	/* Store transaction: begun lazily, one per COMPOUND (ended early before asynchronous I/O). */
 	struct mds_txn *txn;
 	int dirty;
+	int batched;                  /* its changes are in the open batch (not yet durable) */
+	struct mds_compound *held_next; /* its reply is held for the batch's commit */
 	/* Memory for results. */
 	struct mds_arena arena;
 	/* Asynchronous operation (MDS-path I/O): the handler returns MDS_ASYNC and later calls
@@ -333,6 +335,14 @@ struct mds_server {
 	 * inside it (closing an orphan) joins it instead of deadlocking on a second writer. */
 	struct mds_txn *cur_txn;
 	int *cur_dirty;
+	/* Group commit: the compounds that ran in one turn of the loop make their changes in nested
+	 * transactions of one batch transaction, committed (with its syncs) once at the end of the
+	 * turn; their replies wait in `held` (oldest first) until that commit is done. */
+	struct mds_txn *batch_txn;
+	int batch_dirty;
+	struct mds_compound *held, **held_tail;
+	uint64_t store_commits;          /* batch commits (each one durable write transaction) */
+	uint64_t grouped_compounds;      /* changing compounds those commits carried */
 	/* Timers. */
 	uint64_t lease_timer;
 	int stopping;
@@ -345,6 +355,10 @@ uint32_t mds_lease_s(const struct mds_server *srv);
 void mds_grace_end(struct mds_server *srv, const char *why);
 /* Run fn in the open transaction (it commits with its COMPOUND) or in a new one committed now. */
 int mds_with_txn(struct mds_server *srv, int (*fn)(struct mds_txn *t, void *arg), void *arg);
+/* Commit the batch of this turn of the loop (one durable transaction) and send the replies held
+ * for it, in order; after a failed commit each of them says NFS4ERR_SERVERFAULT. Run at the end of
+ * every turn, before any other write transaction, and at shutdown. 0 or the commit's error. */
+int mds_batch_commit(struct mds_server *srv);
 
 /* ---- backend.c: the pool (store + volume on the LUNs) ---------------------------------------- */
 int mds_server_open_pool(struct mds_server *srv, char *err, size_t errlen);

@@ -257,6 +257,30 @@ int mds_txn_begin(struct mds_store *st, unsigned flags, struct mds_txn **out)
 	return 0;
 }
 
+int mds_txn_begin_nested(struct mds_txn *parent, struct mds_txn **out)
+{
+	struct mds_txn *t;
+	struct timespec ts;
+	int rc;
+
+	if (parent->rdonly)
+		return st_fail(parent->st, -EROFS, "nested transaction in a read-only one");
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->st = parent->st;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t->now.sec = ts.tv_sec;
+	t->now.nsec = (uint32_t)ts.tv_nsec;
+	rc = mdb_txn_begin(parent->st->env, parent->txn, 0, &t->txn);
+	if (rc) {
+		free(t);
+		return st_lmdb_err(parent->st, rc, "mdb_txn_begin (nested)");
+	}
+	*out = t;
+	return 0;
+}
+
 int mds_txn_commit(struct mds_txn *t)
 {
 	int rc = mdb_txn_commit(t->txn);

@@ -121,6 +121,10 @@ enum { MDS_TXN_RW = 0, MDS_TXN_RDONLY = 1 };
 /* Begin a transaction; *out is freed by commit or abort. */
 int mds_txn_begin(struct mds_store *st, unsigned flags, struct mds_txn **out);
 /* Commit durably (fsync'd before return); the txn is freed whatever the result. */
+/* A write transaction inside parent (which must not be used until this one ends): its commit
+ * makes its changes part of parent's, its abort drops them; nothing is durable before parent's
+ * own commit. Its clock is read anew. 0 or -errno. */
+int mds_txn_begin_nested(struct mds_txn *parent, struct mds_txn **out);
 int mds_txn_commit(struct mds_txn *t);
 /* Discard every change; the txn is freed. Safe on NULL. */
 void mds_txn_abort(struct mds_txn *t);
