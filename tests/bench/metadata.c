@@ -10,7 +10,9 @@
  * process's end (mounting is not timed).
  *
  * Server cost: the CPU seconds (utime + stime from /proc/PID/stat) of pnfs-mds, and of ganesha.nfsd
- * for comparison, over each phase, per 10,000 operations, and per GiB for the write rows.
+ * for comparison, over each phase, per 10,000 operations, and per GiB for the write rows. "mds commits"
+ * is pnfs-mds's durable store commits per operation over the phase and how many changing compounds
+ * each carried (its metrics: the group commit of one turn of its loop).
  *
  * N is BENCH_MD_FILES (default 2000, so that `make bench` stays at a few minutes on 2 cores; the issue's
  * figure is 20,000); BENCH_QUICK=1 takes an eighth. Target (issue 30): pnfs-mds >= 2.0 x Ganesha on
@@ -20,6 +22,7 @@
  * without it the Ganesha column says why it is missing. */
 #include "client/pnfs.h"
 #include "tests/bench/benchlab.h"
+#include "tests/mds/layout_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,6 +54,7 @@ struct server {
 	int port;
 	const char *export;
 	pid_t pid;                     /* the server process, for its CPU time */
+	int metrics_port;              /* pnfs-mds: its store commits; 0: none */
 	int up;
 	char why[300];
 };
@@ -327,6 +331,7 @@ static double proc_cpu_s(pid_t pid)
 
 struct result {
 	double secs, ops, cpu_s, bytes;
+	long long commits, grouped;    /* pnfs-mds: store commits, changing compounds they carried */
 	uint64_t direct_written, mds_written;
 	int ok;
 };
@@ -339,6 +344,7 @@ static struct result run_phase(struct server *s, const struct config *cf, int ph
 	pid_t pids[MAXPROCS];
 	struct result r = { .ok = 1 };
 	double t0, c0;
+	long long m0 = 0, g0 = 0;
 	char ch;
 
 	for (int k = 0; k < procs; k++) {
@@ -358,6 +364,10 @@ static struct result run_phase(struct server *s, const struct config *cf, int ph
 	for (int k = 0; k < procs; k++)
 		if (read(up[k][0], &ch, 1) != 1)
 			r.ok = 0;
+	if (s->metrics_port) {
+		m0 = lt_metric(s->metrics_port, "pnfs_mds_store_commits_total");
+		g0 = lt_metric(s->metrics_port, "pnfs_mds_store_grouped_compounds_total");
+	}
 	c0 = proc_cpu_s(s->pid);
 	t0 = benchlab_now();
 	for (int k = 0; k < procs; k++)
@@ -376,6 +386,10 @@ static struct result run_phase(struct server *s, const struct config *cf, int ph
 	r.secs = benchlab_now() - t0;
 	r.cpu_s = proc_cpu_s(s->pid) - c0;
 	r.bytes = ph == PH_WRITE ? r.ops * WRITE_BYTES : 0;
+	if (s->metrics_port) {
+		r.commits = lt_metric(s->metrics_port, "pnfs_mds_store_commits_total") - m0;
+		r.grouped = lt_metric(s->metrics_port, "pnfs_mds_store_grouped_compounds_total") - g0;
+	}
 	for (int k = 0; k < procs; k++) {
 		int st;
 		close(up[k][0]);
@@ -406,12 +420,16 @@ int main(void)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	atexit(ganesha_stop);
-	if (benchlab_start(&the_lab, "--luns 2 --size 1G") || benchlab_start_mds(&the_lab, "--log-level", "warn")) {
+	int mport = benchlab_free_port();
+	char mport_s[16];
+	snprintf(mport_s, sizeof(mport_s), "%d", mport);
+	if (benchlab_start(&the_lab, "--luns 2 --size 1G") || benchlab_start_mds(&the_lab, "--metrics-port", mport_s)) {
 		benchlab_stop(&the_lab);
 		return 1;
 	}
 	servers[SRV_MDS] = (struct server){ .name = "pnfs-mds", .port = the_lab.mds_port, .export = "/",
-					    .pid = the_lab.mds, .up = 1 };
+					    .pid = the_lab.mds, .up = 1,
+					    .metrics_port = mport };
 	servers[SRV_GSH] = (struct server){ .name = "ganesha", .export = "/export" };
 	servers[SRV_GSH].up = ganesha_start(&servers[SRV_GSH]) == 0;
 	printf("lab: 2 RAM LUNs of 1 GiB on one tgtd, pool striped (1 MiB unit, 4 KiB blocks), pnfs-mds on port %d "
@@ -435,18 +453,19 @@ int main(void)
 	       "processes, synchronous calls; readdir in entries/s. Machine shared with other work: the ratios "
 	       "of the same run are what count.\n",
 	       nfiles, NDIRS);
-	printf("%-16s %-8s %5s %13s %13s %6s %7s %15s %15s\n", "op", "layout", "procs", "pnfs-mds ops/s",
-	       "ganesha ops/s", "ratio", "target", "mds cpu s/10k", "gsh cpu s/10k");
+	printf("%-16s %-8s %5s %13s %13s %6s %7s %13s %13s %12s\n", "op", "layout", "procs", "pnfs-mds ops/s",
+	       "ganesha ops/s", "ratio", "target", "mds cpu/10k", "gsh cpu/10k", "mds commits");
 	for (unsigned c = 0; c < NCONF; c++)
 		for (unsigned t = 0; t < NTIMED; t++) {
 			int ph = timed_phases[t];
 			struct result *m = &res[c][SRV_MDS][ph], *g = &res[c][SRV_GSH][ph];
 			double mr = m->ok && m->secs > 0 ? m->ops / m->secs : 0, gr = g->ok && g->secs > 0 ? g->ops / g->secs : 0;
 			double ratio = gr > 0 ? mr / gr : 0;
-			printf("%-16s %-8s %5d %13.0f %13.0f %6.2f %7s %15.3f %15.3f\n", phase_name[ph],
+			printf("%-16s %-8s %5d %13.0f %13.0f %6.2f %7s %13.3f %13.3f %5.2f/op %3.1fc\n", phase_name[ph],
 			       configs[c].spread ? "200 dirs" : "1 dir", configs[c].procs, mr, gr, ratio,
 			       ratio >= 2.0 ? ">=2 ok" : ">=2 NO", m->ops ? m->cpu_s / m->ops * 1e4 : 0,
-			       g->ops ? g->cpu_s / g->ops * 1e4 : 0);
+			       g->ops ? g->cpu_s / g->ops * 1e4 : 0, m->ops ? (double)m->commits / m->ops : 0,
+			       m->commits ? (double)m->grouped / (double)m->commits : 0);
 			if (ratio < 2.0)
 				met = 0;
 		}
