@@ -380,9 +380,9 @@ static void finish(struct mds_compound *c)
 			mds_res_set_status(&c->res[c->nres - 1], NFS4ERR_SERVERFAULT);
 		}
 	}
-	if (srv->batch_txn && srv->batch_dirty) {
-		/* Changes of this turn are not durable yet, and this reply may tell of them (its own,
-		 * or what it read of the others'): it waits for the batch's commit. */
+	if ((srv->batch_txn && srv->batch_dirty) || srv->meta_unsynced || srv->unsynced || srv->held) {
+		/* Changes not durable yet, and this reply may tell of them (its own, or what it read of
+		 * others'): it waits for the sync that makes them durable. */
 		if (!srv->held)
 			srv->held_tail = &srv->held;
 		c->held_next = NULL;
@@ -394,41 +394,118 @@ static void finish(struct mds_compound *c)
 	mds_compound_free(c);
 }
 
-int mds_batch_commit(struct mds_server *srv)
+/* Send the replies of list, in order; each says NFS4ERR_SERVERFAULT when failed (what it told of
+ * may be lost). */
+static void release(struct mds_compound *list, int failed)
 {
 	struct mds_compound *c, *next;
+
+	for (c = list; c; c = next) {
+		next = c->held_next;
+		if (failed && c->nres)
+			mds_res_set_status(&c->res[c->nres - 1], NFS4ERR_SERVERFAULT);
+		send_reply(c, final_status(c));
+		mds_compound_free(c);
+	}
+}
+
+static struct mds_compound *take(struct mds_compound **head, struct mds_compound ***tail)
+{
+	struct mds_compound *list = *head;
+
+	*head = NULL;
+	*tail = head;
+	return list;
+}
+
+/* Commit or drop the batch transaction: durably (full), or with its meta page unsynced. */
+static int end_batch(struct mds_server *srv, int full)
+{
 	int rc = 0;
+
+	if (!srv->batch_txn)
+		return 0;
+	if (srv->batch_dirty) {
+		rc = full ? mds_txn_commit(srv->batch_txn) : mds_txn_commit_unsynced_meta(srv->batch_txn);
+		srv->store_commits++;
+		if (rc)
+			LOG_ERROR("pool %s: commit failed: %s (%s)", srv->cfg.pool, mds_store_strerror(rc),
+				  mds_store_errstr(srv->store));
+	} else {
+		mds_txn_abort(srv->batch_txn);
+	}
+	srv->batch_txn = NULL;
+	srv->batch_dirty = 0;
+	return rc;
+}
+
+int mds_batch_commit(struct mds_server *srv)
+{
+	struct mds_compound *unsynced, *held;
+	int dirty = srv->batch_dirty, rc = 0, sync_rc = 0;
 
 	if (srv->cur_txn) {
 		/* Cannot happen: batches are committed between compounds, never inside one. */
 		LOG_ERROR("pool %s: batch commit asked while a compound's transaction is open", srv->cfg.pool);
 		return -EBUSY;
 	}
-	if (srv->batch_txn) {
-		if (srv->batch_dirty) {
-			rc = mds_txn_commit(srv->batch_txn);
-			srv->store_commits++;
-			if (rc)
-				LOG_ERROR("pool %s: commit failed: %s (%s)", srv->cfg.pool, mds_store_strerror(rc),
-					  mds_store_errstr(srv->store));
-		} else {
-			mds_txn_abort(srv->batch_txn);
-		}
-		srv->batch_txn = NULL;
-		srv->batch_dirty = 0;
+	rc = end_batch(srv, 1);
+	/* A full commit syncs the file before its meta page: earlier commits are durable with it. */
+	if ((!dirty || rc) && srv->meta_unsynced) {
+		sync_rc = mds_store_sync(srv->store);
+		if (sync_rc)
+			LOG_ERROR("pool %s: sync failed: %s", srv->cfg.pool, mds_store_errstr(srv->store));
 	}
-	c = srv->held;
-	srv->held = NULL;
-	srv->held_tail = &srv->held;
-	for (; c; c = next) {
-		next = c->held_next;
-		/* A failed commit lost every change of the batch: no held reply may say otherwise. */
-		if (rc && c->nres)
-			mds_res_set_status(&c->res[c->nres - 1], NFS4ERR_SERVERFAULT);
-		send_reply(c, final_status(c));
-		mds_compound_free(c);
+	srv->meta_unsynced = 0;
+	unsynced = take(&srv->unsynced, &srv->unsynced_tail);
+	held = take(&srv->held, &srv->held_tail);
+	release(unsynced, sync_rc);
+	release(held, rc || sync_rc);
+	return rc ? rc : sync_rc;
+}
+
+int mds_batch_turn_end(struct mds_server *srv)
+{
+	struct mds_compound *list;
+	uint64_t txnid;
+	int rc;
+
+	if (srv->cur_txn)
+		return 0;
+	if (!srv->batch_txn || !srv->batch_dirty) {
+		if (srv->meta_unsynced || srv->unsynced || srv->held)
+			mds_batch_commit(srv);
+		else
+			end_batch(srv, 1);
+		return 0;
 	}
-	return rc;
+	txnid = mds_store_last_txnid(srv->store);
+	rc = end_batch(srv, 0);
+	if (rc == 0 && mds_store_last_txnid(srv->store) == txnid) {
+		/* LMDB had nothing to write (a compound marked dirty changed nothing): no sync happened
+		 * either, so the batch is made durable the plain way. */
+		srv->meta_unsynced = srv->meta_unsynced || srv->unsynced || srv->held;
+		mds_batch_commit(srv);
+		return 0;
+	}
+	if (rc) {
+		/* Fall back on a sync: what is committed is made durable, the batch's replies fail. */
+		int sync_rc = srv->meta_unsynced ? mds_store_sync(srv->store) : 0;
+		srv->meta_unsynced = 0;
+		release(take(&srv->unsynced, &srv->unsynced_tail), sync_rc);
+		release(take(&srv->held, &srv->held_tail), 1);
+		return 0;
+	}
+	/* This commit synced the file before writing its meta page: the earlier commit's meta page
+	 * is on disk, and with it the replies that waited for it. */
+	release(take(&srv->unsynced, &srv->unsynced_tail), 0);
+	list = take(&srv->held, &srv->held_tail);
+	srv->unsynced = list;
+	srv->unsynced_tail = &srv->unsynced;
+	while (*srv->unsynced_tail)
+		srv->unsynced_tail = &(*srv->unsynced_tail)->held_next;
+	srv->meta_unsynced = 1;
+	return 1;
 }
 
 /* RFC 8881 §2.10.6 / §18.46: where each op may appear. Returns NFS4_OK or the op's error. */

@@ -37,6 +37,7 @@ struct mds_loop {
 	struct epoll_event evs[256];
 	mds_turn_fn *turn_end;        /* run after every turn's handlers and timers */
 	void *turn_end_arg;
+	int again;                    /* turn_end asked for another turn without sleeping */
 };
 
 uint64_t mds_loop_now_ms(void)
@@ -278,7 +279,8 @@ int mds_loop_once(struct mds_loop *loop, int timeout_ms)
 	int n, handled = 0;
 
 	n = epoll_wait(loop->epfd, loop->evs, (int)(sizeof(loop->evs) / sizeof(loop->evs[0])),
-		       next_timeout(loop, timeout_ms));
+		       loop->again ? 0 : next_timeout(loop, timeout_ms));
+	loop->again = 0;
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (int i = 0; i < n; i++) {
@@ -304,7 +306,7 @@ int mds_loop_once(struct mds_loop *loop, int timeout_ms)
 	}
 	handled += run_timers(loop);
 	if (loop->turn_end)
-		loop->turn_end(loop->turn_end_arg);
+		loop->again = loop->turn_end(loop->turn_end_arg) != 0;
 	return handled;
 }
 

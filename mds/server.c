@@ -252,9 +252,9 @@ static int pool_lock(struct mds_server *srv, char *err, size_t errlen)
 }
 
 /* The end of a turn of the loop: the group commit of what its compounds changed. */
-static void batch_commit_turn(void *arg)
+static int batch_commit_turn(void *arg)
 {
-	(void)mds_batch_commit(arg);
+	return mds_batch_turn_end(arg);
 }
 
 int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *err, size_t errlen)
@@ -286,6 +286,7 @@ int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *
 		goto fail;
 	}
 	srv->held_tail = &srv->held;
+	srv->unsynced_tail = &srv->unsynced;
 	mds_loop_set_turn_end(srv->loop, batch_commit_turn, srv);
 	/* Before anything touches the pool: one server per pool directory (a directory without a pool
 	 * gets no lock file; opening it fails below, saying so). */

@@ -290,6 +290,37 @@ int mds_txn_commit(struct mds_txn *t)
 	return err;
 }
 
+int mds_txn_commit_unsynced_meta(struct mds_txn *t)
+{
+	struct mds_store *st = t->st;
+	int rc = mdb_env_set_flags(st->env, MDB_NOMETASYNC, 1);
+
+	if (rc) {
+		mdb_txn_abort(t->txn);
+		free(t);
+		return st_lmdb_err(st, rc, "mdb_env_set_flags");
+	}
+	rc = mds_txn_commit(t);
+	mdb_env_set_flags(st->env, MDB_NOMETASYNC, 0);
+	return rc;
+}
+
+uint64_t mds_store_last_txnid(struct mds_store *st)
+{
+	MDB_envinfo info;
+
+	if (mdb_env_info(st->env, &info))
+		return 0;
+	return (uint64_t)info.me_last_txnid;
+}
+
+int mds_store_sync(struct mds_store *st)
+{
+	int rc = mdb_env_sync(st->env, 1);
+
+	return rc ? st_lmdb_err(st, rc, "mdb_env_sync") : 0;
+}
+
 void mds_txn_abort(struct mds_txn *t)
 {
 	if (!t)

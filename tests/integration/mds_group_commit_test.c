@@ -2,9 +2,9 @@
  * durable transaction, and none of their replies leaves before that commit. Several clients' creates
  * sent while the daemon is stopped (SIGSTOP) arrive in one turn: one store commit carries them all
  * (the metrics say so), every reply is NFS4_OK, and a kill -9 right after the replies loses none of
- * them. With strace on the daemon, every reply (writev on a client connection) comes after the sync
- * and the meta-page write (LMDB's fdatasync, then its synchronous pwrite64) that follow the request's
- * read. */
+ * them. With strace on the daemon, every reply (writev on a client connection) comes after its
+ * request's commit is durable: the data pages' fdatasync, the meta page's pwrite64 and an fdatasync
+ * after that (the next turn's commit, or a sync of its own when nothing else is committed). */
 #include "tests/harness.h"
 #include "tests/lab.h"
 #include "tests/mds/layout_util.h"
@@ -164,8 +164,8 @@ static void test_replies_after_the_sync(void)
 	NEED_MDS();
 	struct cl cl[NCLIENTS];
 	struct lab_sync_trace *tr;
-	static long read_at[MAXFD];
-	long sync_at = 0, meta_at = 0, n = 0;
+	static int state[MAXFD]; /* per connection: 1 request read, 2 synced after, 3 meta written, 4 synced */
+	long n = 0;
 	int replies = 0, early = 0;
 	char path[400], line[1024], name[64];
 	FILE *f;
@@ -190,26 +190,31 @@ static void test_replies_after_the_sync(void)
 	lab_sync_trace_stop(tr);
 	f = fopen(path, "r");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	memset(read_at, 0, sizeof(read_at));
-	/* For each connection: a reply (writev) after a request (read) needs a commit in between:
-	 * an fdatasync after the read and the meta page's pwrite64 after that. */
+	memset(state, 0, sizeof(state));
+	/* For each connection: a reply (writev) after a request (read) needs the request's commit
+	 * made durable in between: an fdatasync (the data pages), the meta page's pwrite64, and the
+	 * fdatasync after it (the next commit's, or a sync of its own). */
 	while (fgets(line, sizeof(line), f)) {
 		char call[32];
 		int fd = trace_call(line, call, sizeof(call));
 		n++;
 		if (fd < 0 || fd >= MAXFD || strstr(line, "resumed>"))
 			continue;
-		if (!strcmp(call, "read"))
-			read_at[fd] = n;
-		else if (!strcmp(call, "fdatasync"))
-			sync_at = n;
-		else if (!strcmp(call, "pwrite64") && sync_at)
-			meta_at = n;
-		else if (!strcmp(call, "writev") && read_at[fd]) {
+		if (!strcmp(call, "read")) {
+			state[fd] = 1;
+		} else if (!strcmp(call, "fdatasync")) {
+			for (int i = 0; i < MAXFD; i++)
+				if (state[i] == 1 || state[i] == 3)
+					state[i]++;
+		} else if (!strcmp(call, "pwrite64")) {
+			for (int i = 0; i < MAXFD; i++)
+				if (state[i] == 2)
+					state[i] = 3;
+		} else if (!strcmp(call, "writev") && state[fd]) {
 			replies++;
-			if (!(sync_at > read_at[fd] && meta_at > sync_at))
+			if (state[fd] != 4)
 				early++;
-			read_at[fd] = 0;
+			state[fd] = 0;
 		}
 	}
 	fclose(f);
