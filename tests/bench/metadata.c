@@ -7,7 +7,7 @@
  * pnfs-mds: LAYOUTGET, a SCSI WRITE to the LUN, LAYOUTCOMMIT; through the server on Ganesha) and an
  * untimed remove. A process does its share of the N files (file i belongs to process i % P) with the
  * synchronous calls, one at a time. The rate is N over the time from the start signal to the last
- * process's end (mounting is not timed).
+ * process's end (mounting and unmounting are not timed, nor counted in the server's CPU).
  *
  * Server cost: the CPU seconds (utime + stime from /proc/PID/stat) of pnfs-mds, and of ganesha.nfsd
  * for comparison, over each phase, per 10,000 operations, and per GiB for the write rows. "mds commits"
@@ -299,6 +299,9 @@ static void child_main(const struct server *s, const struct config *cf, int ph, 
 	res.mds_written = st.mds_data_written;
 	if (write(wfd, &res, sizeof(res)) != (ssize_t)sizeof(res))
 		_exit(1);
+	/* Unmount only once the parent has read the server's counters: not part of the phase. */
+	if (read(rfd, &go, 1) != 1)
+		_exit(1);
 	if (ctx) {
 		pnfs_umount(ctx);
 		pnfs_context_destroy(ctx);
@@ -390,6 +393,9 @@ static struct result run_phase(struct server *s, const struct config *cf, int ph
 		r.commits = lt_metric(s->metrics_port, "pnfs_mds_store_commits_total") - m0;
 		r.grouped = lt_metric(s->metrics_port, "pnfs_mds_store_grouped_compounds_total") - g0;
 	}
+	for (int k = 0; k < procs; k++)
+		if (write(down[k][1], "q", 1) != 1)
+			r.ok = 0;
 	for (int k = 0; k < procs; k++) {
 		int st;
 		close(up[k][0]);
