@@ -184,6 +184,10 @@ BENCH_NC_OBJS := $(BUILD)/tests/mds/nfsclient.o $(BUILD)/tests/mds/layout_util.o
 $(BUILD)/bin/bench-layoutget: $(BUILD)/tests/bench/layoutget.o $(BENCH_LIB_OBJS) $(BENCH_NC_OBJS) $(LINK_all)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $(BUILD)/tests/bench/layoutget.o $(BENCH_LIB_OBJS) $(BENCH_NC_OBJS) $(LINK_all) $(LDLIBS)
+# bench-metadata reads pnfs-mds's metrics (commits) with the tests' helper.
+$(BUILD)/bin/bench-metadata: $(BUILD)/tests/bench/metadata.o $(BENCH_LIB_OBJS) $(BENCH_NC_OBJS) $(LINK_all)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_FLAGS) -o $@ $(BUILD)/tests/bench/metadata.o $(BENCH_LIB_OBJS) $(BENCH_NC_OBJS) $(LINK_all) $(LDLIBS)
 
 # --- install -------------------------------------------------------------------------------
 install: all

@@ -186,7 +186,17 @@ struct mds_txn *mds_compound_txn(struct mds_compound *c)
 		LOG_ERROR("xid %08x: a second transaction was requested while one is open", c->xid);
 		return NULL;
 	}
-	rc = mds_txn_begin(srv->store, MDS_TXN_RW, &c->txn);
+	if (!srv->batch_txn) {
+		rc = mds_txn_begin(srv->store, MDS_TXN_RW, &srv->batch_txn);
+		if (rc) {
+			LOG_ERROR("pool %s: cannot begin a transaction: %s", srv->cfg.pool, mds_store_strerror(rc));
+			srv->batch_txn = NULL;
+			c->txn = NULL;
+			return NULL;
+		}
+		srv->batch_dirty = 0;
+	}
+	rc = mds_txn_begin_nested(srv->batch_txn, &c->txn);
 	if (rc) {
 		LOG_ERROR("pool %s: cannot begin a transaction: %s", srv->cfg.pool, mds_store_strerror(rc));
 		c->txn = NULL;
@@ -197,7 +207,9 @@ struct mds_txn *mds_compound_txn(struct mds_compound *c)
 	return c->txn;
 }
 
-int mds_compound_txn_end(struct mds_compound *c)
+/* End the compound's own transaction inside the batch: its changes join the batch (not durable
+ * yet) when it made any, else they are dropped. */
+static int txn_release(struct mds_compound *c)
 {
 	struct mds_server *srv = c->srv;
 	int rc = 0;
@@ -206,9 +218,14 @@ int mds_compound_txn_end(struct mds_compound *c)
 		return 0;
 	if (c->dirty) {
 		rc = mds_txn_commit(c->txn);
-		if (rc)
+		if (rc) {
 			LOG_ERROR("pool %s: commit failed: %s (%s)", srv->cfg.pool, mds_store_strerror(rc),
 				  mds_store_errstr(srv->store));
+		} else {
+			srv->batch_dirty = 1;
+			srv->grouped_compounds++;
+			c->batched = 1;
+		}
 	} else {
 		mds_txn_abort(c->txn);
 	}
@@ -216,6 +233,17 @@ int mds_compound_txn_end(struct mds_compound *c)
 	c->dirty = 0;
 	srv->cur_txn = NULL;
 	srv->cur_dirty = NULL;
+	return rc;
+}
+
+int mds_compound_txn_end(struct mds_compound *c)
+{
+	int dirty = c->dirty, rc = txn_release(c);
+
+	/* Called before the compound yields (asynchronous I/O): what it changed is made durable
+	 * now, with whatever else the batch holds. */
+	if (rc == 0 && dirty)
+		rc = mds_batch_commit(c->srv);
 	return rc;
 }
 
@@ -336,20 +364,148 @@ static void add_status_result(struct mds_compound *c, uint32_t op, nfsstat4 stat
 	c->reply_bytes += 8;
 }
 
+static nfsstat4 final_status(const struct mds_compound *c)
+{
+	return c->nres ? proto_resop_status(&c->res[c->nres - 1]) : NFS4_OK;
+}
+
 static void finish(struct mds_compound *c)
 {
-	nfsstat4 status = c->nres ? proto_resop_status(&c->res[c->nres - 1]) : NFS4_OK;
+	struct mds_server *srv = c->srv;
 
 	if (c->txn) {
 		int dirty = c->dirty;
-		if (mds_compound_txn_end(c) != 0 && dirty && c->nres) {
+		if (txn_release(c) != 0 && dirty && c->nres) {
 			/* The changes are not durable: the client must not believe they happened. */
 			mds_res_set_status(&c->res[c->nres - 1], NFS4ERR_SERVERFAULT);
-			status = NFS4ERR_SERVERFAULT;
 		}
 	}
-	send_reply(c, status);
+	if ((srv->batch_txn && srv->batch_dirty) || srv->meta_unsynced || srv->unsynced || srv->held) {
+		/* Changes not durable yet, and this reply may tell of them (its own, or what it read of
+		 * others'): it waits for the sync that makes them durable. */
+		if (!srv->held)
+			srv->held_tail = &srv->held;
+		c->held_next = NULL;
+		*srv->held_tail = c;
+		srv->held_tail = &c->held_next;
+		return;
+	}
+	send_reply(c, final_status(c));
 	mds_compound_free(c);
+}
+
+/* Send the replies of list, in order; each says NFS4ERR_SERVERFAULT when failed (what it told of
+ * may be lost). */
+static void release(struct mds_compound *list, int failed)
+{
+	struct mds_compound *c, *next;
+
+	for (c = list; c; c = next) {
+		next = c->held_next;
+		if (failed && c->nres)
+			mds_res_set_status(&c->res[c->nres - 1], NFS4ERR_SERVERFAULT);
+		send_reply(c, final_status(c));
+		mds_compound_free(c);
+	}
+}
+
+static struct mds_compound *take(struct mds_compound **head, struct mds_compound ***tail)
+{
+	struct mds_compound *list = *head;
+
+	*head = NULL;
+	*tail = head;
+	return list;
+}
+
+/* Commit or drop the batch transaction: durably (full), or with its meta page unsynced. */
+static int end_batch(struct mds_server *srv, int full)
+{
+	int rc = 0;
+
+	if (!srv->batch_txn)
+		return 0;
+	if (srv->batch_dirty) {
+		rc = full ? mds_txn_commit(srv->batch_txn) : mds_txn_commit_unsynced_meta(srv->batch_txn);
+		srv->store_commits++;
+		if (rc)
+			LOG_ERROR("pool %s: commit failed: %s (%s)", srv->cfg.pool, mds_store_strerror(rc),
+				  mds_store_errstr(srv->store));
+	} else {
+		mds_txn_abort(srv->batch_txn);
+	}
+	srv->batch_txn = NULL;
+	srv->batch_dirty = 0;
+	return rc;
+}
+
+int mds_batch_commit(struct mds_server *srv)
+{
+	struct mds_compound *unsynced, *held;
+	int dirty = srv->batch_dirty, rc = 0, sync_rc = 0;
+
+	if (srv->cur_txn) {
+		/* Cannot happen: batches are committed between compounds, never inside one. */
+		LOG_ERROR("pool %s: batch commit asked while a compound's transaction is open", srv->cfg.pool);
+		return -EBUSY;
+	}
+	rc = end_batch(srv, 1);
+	/* A full commit syncs the file before its meta page: earlier commits are durable with it. */
+	if ((!dirty || rc) && srv->meta_unsynced) {
+		sync_rc = mds_store_sync(srv->store);
+		if (sync_rc)
+			LOG_ERROR("pool %s: sync failed: %s", srv->cfg.pool, mds_store_errstr(srv->store));
+	}
+	srv->meta_unsynced = 0;
+	unsynced = take(&srv->unsynced, &srv->unsynced_tail);
+	held = take(&srv->held, &srv->held_tail);
+	release(unsynced, sync_rc);
+	release(held, rc || sync_rc);
+	return rc ? rc : sync_rc;
+}
+
+int mds_batch_turn_end(struct mds_server *srv)
+{
+	struct mds_compound *list;
+	uint64_t txnid;
+	int rc;
+
+	if (srv->cur_txn)
+		return 0;
+	if (!srv->batch_txn || !srv->batch_dirty) {
+		if (srv->meta_unsynced || srv->unsynced || srv->held)
+			mds_batch_commit(srv);
+		else
+			end_batch(srv, 1);
+		return 0;
+	}
+	txnid = mds_store_last_txnid(srv->store);
+	rc = end_batch(srv, 0);
+	if (rc == 0 && mds_store_last_txnid(srv->store) == txnid) {
+		/* LMDB had nothing to write (a compound marked dirty changed nothing): no sync happened
+		 * either, so the batch is made durable the plain way. */
+		srv->meta_unsynced = srv->meta_unsynced || srv->unsynced || srv->held;
+		mds_batch_commit(srv);
+		return 0;
+	}
+	if (rc) {
+		/* Fall back on a sync: what is committed is made durable, the batch's replies fail. */
+		int sync_rc = srv->meta_unsynced ? mds_store_sync(srv->store) : 0;
+		srv->meta_unsynced = 0;
+		release(take(&srv->unsynced, &srv->unsynced_tail), sync_rc);
+		release(take(&srv->held, &srv->held_tail), 1);
+		return 0;
+	}
+	/* This commit synced the file before writing its meta page: the earlier commit's meta page
+	 * is on disk, and with it the replies that waited for it. */
+	release(take(&srv->unsynced, &srv->unsynced_tail), 0);
+	list = take(&srv->held, &srv->held_tail);
+	srv->unsynced = list;
+	srv->unsynced_tail = &srv->unsynced;
+	while (*srv->unsynced_tail)
+		srv->unsynced_tail = &(*srv->unsynced_tail)->held_next;
+	srv->meta_unsynced = 1;
+	return 1;
 }
 
 /* RFC 8881 §2.10.6 / §18.46: where each op may appear. Returns NFS4_OK or the op's error. */

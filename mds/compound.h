@@ -31,9 +31,10 @@ void mds_compound_resume(struct mds_compound *c, nfsstat4 status);
 /* The store transaction of this COMPOUND, begun on first use; NULL on failure (then answer
  * NFS4ERR_SERVERFAULT). */
 struct mds_txn *mds_compound_txn(struct mds_compound *c);
-/* End the transaction now (commit if changed), before going asynchronous. 0 or -errno. */
+/* End the transaction now, before going asynchronous: when it changed anything, commit it durably
+ * (with the rest of the turn's batch, whose held replies go out). 0 or -errno. */
 int mds_compound_txn_end(struct mds_compound *c);
-/* Mark that this COMPOUND changed the store (it commits before replying). */
+/* Mark that this COMPOUND changed the store (its reply waits for the commit of the batch). */
 static inline void mds_compound_dirty(struct mds_compound *c)
 {
 	c->dirty = 1;

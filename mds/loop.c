@@ -35,6 +35,9 @@ struct mds_loop {
 	uint64_t next_timer_id;
 	int stop;
 	struct epoll_event evs[256];
+	mds_turn_fn *turn_end;        /* run after every turn's handlers and timers */
+	void *turn_end_arg;
+	int again;                    /* turn_end asked for another turn without sleeping */
 };
 
 uint64_t mds_loop_now_ms(void)
@@ -276,7 +279,8 @@ int mds_loop_once(struct mds_loop *loop, int timeout_ms)
 	int n, handled = 0;
 
 	n = epoll_wait(loop->epfd, loop->evs, (int)(sizeof(loop->evs) / sizeof(loop->evs[0])),
-		       next_timeout(loop, timeout_ms));
+		       loop->again ? 0 : next_timeout(loop, timeout_ms));
+	loop->again = 0;
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (int i = 0; i < n; i++) {
@@ -301,7 +305,15 @@ int mds_loop_once(struct mds_loop *loop, int timeout_ms)
 		handled++;
 	}
 	handled += run_timers(loop);
+	if (loop->turn_end)
+		loop->again = loop->turn_end(loop->turn_end_arg) != 0;
 	return handled;
+}
+
+void mds_loop_set_turn_end(struct mds_loop *loop, mds_turn_fn *fn, void *arg)
+{
+	loop->turn_end = fn;
+	loop->turn_end_arg = arg;
 }
 
 int mds_loop_run(struct mds_loop *loop)

@@ -48,6 +48,11 @@ uint64_t mds_loop_now_ms(void);
 int mds_loop_once(struct mds_loop *loop, int timeout_ms);
 /* Run until mds_loop_stop(). Returns 0, or -errno when epoll fails. */
 int mds_loop_run(struct mds_loop *loop);
+/* fn(arg) runs at the end of every turn (after the file handlers and timers that were due, before
+ * the loop waits again): work that is cheaper done once for everything the turn did. When it
+ * returns nonzero the next turn does not wait for events (it only takes those already there). */
+typedef int mds_turn_fn(void *arg);
+void mds_loop_set_turn_end(struct mds_loop *loop, mds_turn_fn *fn, void *arg);
 /* Make mds_loop_run() return after the current iteration. */
 void mds_loop_stop(struct mds_loop *loop);
 

@@ -160,6 +160,11 @@ char *mds_metrics_text(struct mds_server *srv)
 	counter(&b, "pnfs_mds_layoutcommits_total", "LAYOUTCOMMITs done.", s->commits);
 	counter(&b, "pnfs_mds_committed_bytes_total", "Bytes LAYOUTCOMMIT turned from INVALID to READ_WRITE.",
 		s->committed_bytes);
+	counter(&b, "pnfs_mds_store_commits_total",
+		"Durable store commits of changing compounds (one per turn of the loop: a group commit).",
+		srv->store_commits);
+	counter(&b, "pnfs_mds_store_grouped_compounds_total", "Changing compounds those commits carried.",
+		srv->grouped_compounds);
 	counter(&b, "pnfs_mds_net_received_bytes_total",
 		"Bytes read from NFS client connections (RPC records, data of MDS-path WRITEs included).",
 		srv->net_bytes_received);

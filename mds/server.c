@@ -251,6 +251,12 @@ static int pool_lock(struct mds_server *srv, char *err, size_t errlen)
 	return mds_pool_lock(srv->cfg.pool, "pnfs-mds", &srv->pool_lock_fd, NULL, err, errlen);
 }
 
+/* The end of a turn of the loop: the group commit of what its compounds changed. */
+static int batch_commit_turn(void *arg)
+{
+	return mds_batch_turn_end(arg);
+}
+
 int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *err, size_t errlen)
 {
 	struct mds_server *srv = calloc(1, sizeof(*srv));
@@ -279,6 +285,9 @@ int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *
 		snprintf(err, errlen, "event loop: %s", strerror(errno));
 		goto fail;
 	}
+	srv->held_tail = &srv->held;
+	srv->unsynced_tail = &srv->unsynced;
+	mds_loop_set_turn_end(srv->loop, batch_commit_turn, srv);
 	/* Before anything touches the pool: one server per pool directory (a directory without a pool
 	 * gets no lock file; opening it fails below, saying so). */
 	rc = pool_lock(srv, err, errlen);
@@ -385,6 +394,8 @@ int mds_with_txn(struct mds_server *srv, int (*fn)(struct mds_txn *t, void *arg)
 			*srv->cur_dirty = 1;
 		return rc;
 	}
+	/* The turn's batch first, so that commits stay in the order of the changes. */
+	(void)mds_batch_commit(srv);
 	rc = mds_txn_begin(srv->store, MDS_TXN_RW, &t);
 	if (rc)
 		return rc;
@@ -431,6 +442,7 @@ void mds_server_free(struct mds_server *srv)
 		mds_loop_once(srv->loop, 10);
 	if (srv->io_pending)
 		LOG_WARN("shutting down with %u data operation(s) unfinished", srv->io_pending);
+	(void)mds_batch_commit(srv);
 	if (srv->bctx)
 		(void)blkmap_wait_idle(srv->bctx);
 	while (srv->conns)

@@ -253,6 +253,8 @@ struct mds_compound {
 	/* Store transaction: begun lazily, one per COMPOUND (ended early before asynchronous I/O). */
 	struct mds_txn *txn;
 	int dirty;
+	int batched;                  /* its changes are in the open batch (not yet durable) */
+	struct mds_compound *held_next; /* its reply is held for the batch's commit */
 	/* Memory for results. */
 	struct mds_arena arena;
 	/* Asynchronous operation (MDS-path I/O): the handler returns MDS_ASYNC and later calls
@@ -333,6 +335,19 @@ struct mds_server {
 	 * inside it (closing an orphan) joins it instead of deadlocking on a second writer. */
 	struct mds_txn *cur_txn;
 	int *cur_dirty;
+	/* Group commit: the compounds that ran in one turn of the loop make their changes in nested
+	 * transactions of one batch transaction, committed once at the end of the turn; their replies
+	 * wait in `held` (oldest first). That commit syncs the data pages and only writes the meta
+	 * page (mds_txn_commit_unsynced_meta); its replies move to `unsynced` and go out after the
+	 * next sync of the store's file: the next turn's commit, or an fdatasync when that turn has
+	 * nothing to commit. Under load one sync per turn makes a batch durable instead of two. */
+	struct mds_txn *batch_txn;
+	int batch_dirty;
+	struct mds_compound *held, **held_tail;
+	struct mds_compound *unsynced, **unsynced_tail;
+	int meta_unsynced;               /* a commit whose meta page is not yet synced */
+	uint64_t store_commits;          /* batch commits (each one durable write transaction) */
+	uint64_t grouped_compounds;      /* changing compounds those commits carried */
 	/* Timers. */
 	uint64_t lease_timer;
 	int stopping;
@@ -345,6 +360,14 @@ uint32_t mds_lease_s(const struct mds_server *srv);
 void mds_grace_end(struct mds_server *srv, const char *why);
 /* Run fn in the open transaction (it commits with its COMPOUND) or in a new one committed now. */
 int mds_with_txn(struct mds_server *srv, int (*fn)(struct mds_txn *t, void *arg), void *arg);
+/* Commit the batch of this turn of the loop (one durable transaction) and send the replies held
+ * for it, in order; after a failed commit each of them says NFS4ERR_SERVERFAULT. Run at the end of
+ * every turn, before any other write transaction, and at shutdown. 0 or the commit's error. */
+int mds_batch_commit(struct mds_server *srv);
+/* The end of a turn: commit the batch with its meta page unsynced and send the replies an earlier
+ * such commit held (this commit's data sync made them durable), or, with nothing to commit, sync
+ * and send every held reply. Returns 1 when replies still wait (the loop must not sleep). */
+int mds_batch_turn_end(struct mds_server *srv);
 
 /* ---- backend.c: the pool (store + volume on the LUNs) ---------------------------------------- */
 int mds_server_open_pool(struct mds_server *srv, char *err, size_t errlen);

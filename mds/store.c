@@ -257,6 +257,30 @@ int mds_txn_begin(struct mds_store *st, unsigned flags, struct mds_txn **out)
 	return 0;
 }
 
+int mds_txn_begin_nested(struct mds_txn *parent, struct mds_txn **out)
+{
+	struct mds_txn *t;
+	struct timespec ts;
+	int rc;
+
+	if (parent->rdonly)
+		return st_fail(parent->st, -EROFS, "nested transaction in a read-only one");
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->st = parent->st;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t->now.sec = ts.tv_sec;
+	t->now.nsec = (uint32_t)ts.tv_nsec;
+	rc = mdb_txn_begin(parent->st->env, parent->txn, 0, &t->txn);
+	if (rc) {
+		free(t);
+		return st_lmdb_err(parent->st, rc, "mdb_txn_begin (nested)");
+	}
+	*out = t;
+	return 0;
+}
+
 int mds_txn_commit(struct mds_txn *t)
 {
 	int rc = mdb_txn_commit(t->txn);
@@ -264,6 +288,37 @@ int mds_txn_commit(struct mds_txn *t)
 
 	free(t);
 	return err;
+}
+
+int mds_txn_commit_unsynced_meta(struct mds_txn *t)
+{
+	struct mds_store *st = t->st;
+	int rc = mdb_env_set_flags(st->env, MDB_NOMETASYNC, 1);
+
+	if (rc) {
+		mdb_txn_abort(t->txn);
+		free(t);
+		return st_lmdb_err(st, rc, "mdb_env_set_flags");
+	}
+	rc = mds_txn_commit(t);
+	mdb_env_set_flags(st->env, MDB_NOMETASYNC, 0);
+	return rc;
+}
+
+uint64_t mds_store_last_txnid(struct mds_store *st)
+{
+	MDB_envinfo info;
+
+	if (mdb_env_info(st->env, &info))
+		return 0;
+	return (uint64_t)info.me_last_txnid;
+}
+
+int mds_store_sync(struct mds_store *st)
+{
+	int rc = mdb_env_sync(st->env, 1);
+
+	return rc ? st_lmdb_err(st, rc, "mdb_env_sync") : 0;
 }
 
 void mds_txn_abort(struct mds_txn *t)

@@ -121,7 +121,20 @@ enum { MDS_TXN_RW = 0, MDS_TXN_RDONLY = 1 };
 /* Begin a transaction; *out is freed by commit or abort. */
 int mds_txn_begin(struct mds_store *st, unsigned flags, struct mds_txn **out);
 /* Commit durably (fsync'd before return); the txn is freed whatever the result. */
+/* A write transaction inside parent (which must not be used until this one ends): its commit
+ * makes its changes part of parent's, its abort drops them; nothing is durable before parent's
+ * own commit. Its clock is read anew. 0 or -errno. */
+int mds_txn_begin_nested(struct mds_txn *parent, struct mds_txn **out);
 int mds_txn_commit(struct mds_txn *t);
+/* Commit with the data pages synced but the meta page only written (LMDB's MDB_NOMETASYNC for
+ * this commit): the store stays consistent whatever happens, but a crash may undo this commit
+ * until the next sync of the file, which is the next commit's data sync or mds_store_sync().
+ * Nothing that depends on it may be told to anyone before then. The txn is freed. */
+int mds_txn_commit_unsynced_meta(struct mds_txn *t);
+/* The ID of the last committed write transaction (grows with every commit that wrote). */
+uint64_t mds_store_last_txnid(struct mds_store *st);
+/* Sync the store's file (an fdatasync): every commit so far is durable. 0 or -errno. */
+int mds_store_sync(struct mds_store *st);
 /* Discard every change; the txn is freed. Safe on NULL. */
 void mds_txn_abort(struct mds_txn *t);
 struct mds_store *mds_txn_store(const struct mds_txn *t);

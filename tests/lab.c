@@ -241,6 +241,16 @@ static int count_threads(int pid)
 
 struct lab_sync_trace *lab_sync_trace_start_pid(int pid, char *why, size_t whylen)
 {
+	return lab_trace_start_pid(pid, "trace=fdatasync,fsync,sync_file_range", why, whylen);
+}
+
+const char *lab_trace_path(const struct lab_sync_trace *t)
+{
+	return t->out;
+}
+
+struct lab_sync_trace *lab_trace_start_pid(int pid, const char *calls, char *why, size_t whylen)
+{
 	struct lab_sync_trace *t;
 	char pidstr[32];
 	const char *dir = test_tmpdir("strace");
@@ -269,7 +279,7 @@ struct lab_sync_trace *lab_sync_trace_start_pid(int pid, char *why, size_t whyle
 			dup2(fd, 2);
 			close(fd);
 		}
-		execl("/usr/bin/strace", "strace", "-f", "-ttt", "-e", "trace=fdatasync,fsync,sync_file_range", "-o",
+		execl("/usr/bin/strace", "strace", "-f", "-ttt", "-e", calls, "-o",
 		      t->out, "-p", pidstr, (char *)NULL);
 		_exit(127);
 	}

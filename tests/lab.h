@@ -59,6 +59,11 @@ struct lab_sync_trace;
  * ptrace here), with a one-line reason in why. Returns only once every thread is attached. */
 struct lab_sync_trace *lab_sync_trace_start(struct test_lab *lab, char *why, size_t whylen);
 struct lab_sync_trace *lab_sync_trace_start_pid(int pid, char *why, size_t whylen);
+/* The same tracer for other system calls (strace's -e argument, e.g. "trace=read,writev"), its
+ * output (one line per call, in order) read by the caller from lab_trace_path(); stopped by
+ * lab_sync_trace_stop(). */
+struct lab_sync_trace *lab_trace_start_pid(int pid, const char *calls, char *why, size_t whylen);
+const char *lab_trace_path(const struct lab_sync_trace *t);
 
 /* Sync calls seen since the start or the last lab_sync_trace_reset(); *nfds (may be NULL) gets how
  * many distinct file descriptors they were made on (one per LUN backing file). */

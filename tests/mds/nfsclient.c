@@ -367,18 +367,15 @@ int nc_rpc(struct nc *c, uint32_t prog, uint32_t vers, uint32_t proc, uint32_t f
 	return 0;
 }
 
-int nc_compound(struct nc *c, const nfs_argop4 *ops, unsigned n, struct proto_compound_res *res)
+int nc_compound_send(struct nc *c, const nfs_argop4 *ops, unsigned n, uint32_t *xid)
 {
 	struct proto_rpc_call call;
 	struct proto_compound_enc e;
-	struct proto_rpc_reply r;
 	struct proto_msg m;
 	const uint8_t *wire;
-	void *rec;
-	size_t wlen, rl, off, need = 4096;
+	size_t wlen, need = 4096;
 	int rc;
 
-	memset(res, 0, sizeof(*res));
 	for (unsigned i = 0; i < n; i++)
 		if (ops[i].argop == OP_WRITE)
 			need += ops[i].nfs_argop4_u.opwrite.data.data_len;
@@ -400,9 +397,20 @@ int nc_compound(struct nc *c, const nfs_argop4 *ops, unsigned n, struct proto_co
 	if (rc == 0)
 		rc = nc_send_bytes(c, wire, wlen);
 	proto_msg_destroy(&m);
-	if (rc)
-		return rc;
-	rc = wait_reply(c, call.xid, &r, &rec, &rl, &off);
+	if (rc == 0)
+		*xid = call.xid;
+	return rc;
+}
+
+int nc_compound_recv(struct nc *c, uint32_t xid, struct proto_compound_res *res)
+{
+	struct proto_rpc_reply r;
+	void *rec;
+	size_t rl, off;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	rc = wait_reply(c, xid, &r, &rec, &rl, &off);
 	if (rc)
 		return rc;
 	if (r.reply_stat != MSG_ACCEPTED || r.accept_stat != SUCCESS) {
@@ -416,6 +424,35 @@ int nc_compound(struct nc *c, const nfs_argop4 *ops, unsigned n, struct proto_co
 		memcpy(c->last_body, (uint8_t *)rec + off, c->last_body_len);
 	rc = proto_compound_res_decode((uint8_t *)rec + off, rl - off, res);
 	free(rec);
+	return rc;
+}
+
+int nc_compound(struct nc *c, const nfs_argop4 *ops, unsigned n, struct proto_compound_res *res)
+{
+	uint32_t xid;
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	rc = nc_compound_send(c, ops, n, &xid);
+	return rc ? rc : nc_compound_recv(c, xid, res);
+}
+
+int nc_seq_send(struct nc *c, const nfs_argop4 *ops, unsigned n, uint32_t *xid)
+{
+	nfs_argop4 *all = calloc(n + 1, sizeof(*all));
+	SEQUENCE4args *sa;
+	int rc;
+
+	if (!all)
+		return -ENOMEM;
+	all[0].argop = OP_SEQUENCE;
+	sa = &all[0].nfs_argop4_u.opsequence;
+	memcpy(sa->sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
+	sa->sa_sequenceid = ++c->slot_seq;
+	if (n)
+		memcpy(all + 1, ops, n * sizeof(*ops));
+	rc = nc_compound_send(c, all, n + 1, xid);
+	free(all);
 	return rc;
 }
 

@@ -73,6 +73,12 @@ int nc_rpc(struct nc *c, uint32_t prog, uint32_t vers, uint32_t proc, uint32_t f
 /* A COMPOUND of ops (no SEQUENCE added). res: caller frees with proto_compound_res_free. Returns
  * 0 when a reply was decoded (see res->res.status), -errno otherwise. */
 int nc_compound(struct nc *c, const nfs_argop4 *ops, unsigned n, struct proto_compound_res *res);
+/* The two halves of nc_compound, for requests in flight on several connections at once: send (the
+ * call's xid in *xid), then wait for that reply. nc_seq_send puts SEQUENCE on slot 0 in front (the
+ * next sequence id). 0 or -errno. */
+int nc_compound_send(struct nc *c, const nfs_argop4 *ops, unsigned n, uint32_t *xid);
+int nc_compound_recv(struct nc *c, uint32_t xid, struct proto_compound_res *res);
+int nc_seq_send(struct nc *c, const nfs_argop4 *ops, unsigned n, uint32_t *xid);
 /* The same with SEQUENCE on slot 0 in front (the next sequence id; cachethis as given). The
  * results include SEQUENCE's. */
 int nc_seq(struct nc *c, const nfs_argop4 *ops, unsigned n, struct proto_compound_res *res);
