@@ -85,7 +85,7 @@ void pc_conn_why(struct pnfs_context *ctx, const char *fmt, ...) __attribute__((
 
 /* ---- compounds -------------------------------------------------------------------------------- */
 
-#define PC_MAX_OPS 32
+#define PC_MAX_OPS 128 /* a PATH_MAX path of 32+ components walks in one compound (the MDS allows 128) */
 
 enum pc_queue { PC_Q_NONE, PC_Q_WAIT, PC_Q_SENT, PC_Q_DELAY };
 

@@ -331,6 +331,36 @@ static void test_namespace_errors(void)
 	unlink(src);
 }
 
+/* A long path of many components (30 of 100 bytes; pjdfstest's PATH_MAX cases have 32 of 128) walks
+ * in one compound, more LOOKUPs than the 24 a compound once had room for: mkdir -p, a copy in, stat
+ * and rm work. */
+static void test_deep_paths(void)
+{
+	NEED_LAB();
+	char src[500], deep[4200], *out = NULL;
+	size_t o = 0;
+	int rc;
+
+	local_file("deep.src", 3000, 5, src, sizeof(src));
+	for (int i = 0; i < 30; i++) {
+		o += (size_t)snprintf(deep + o, sizeof(deep) - o, "/%02d", i);
+		memset(deep + o, 'd', 97);
+		o += 97;
+		deep[o] = 0;
+	}
+	run_ok("mkdir -p %s%s", url, deep);
+	run_ok("%s cp '%s' %s%s/f", devs, src, url, deep);
+	rc = test_run(&out, "'%s' stat %s%s/f 2>&1", test_bin("pnfs"), url, deep);
+	CU_ASSERT_EQUAL(rc, 0);
+	CU_ASSERT(out && strstr(out, "3000"));
+	if (rc != 0)
+		fprintf(stderr, "\n  pnfs stat of a deep path: %s\n", out ? out : "");
+	free(out);
+	run_ok("rm %s%s/f", url, deep);
+	run_ok("rm %s%s", url, deep);
+	unlink(src);
+}
+
 /* ---- local files ------------------------------------------------------------------------------ */
 
 static void test_local_errors(void)
@@ -435,6 +465,7 @@ TEST_SUITE(client_cli, "integration/client_cli", suite_init, suite_clean,
 	   { "connection_errors", test_connection_errors },
 	   { "server_dies_mid_copy", test_server_dies_mid_copy },
 	   { "namespace_errors", test_namespace_errors },
+	   { "deep_paths", test_deep_paths },
 	   { "local_errors", test_local_errors },
 	   { "permission_errors", test_permission_errors },
 	   { "pool_full", test_pool_full },
