@@ -11,8 +11,10 @@
  * the copy costs on the same cores. Shaped lab (root): N = 1, 2, 4, 8 storage hosts behind 400 Mbit/s links,
  * 128 MiB per host per copy: the engine and direct pNFS best of 3, the MDS path once. Every
  * row says which path the bytes took (the client's counters) and how many bytes crossed the MDS
- * connection. Targets (issue 7): plain >= 0.85 x raw; shaped >= 0.95 x N x single device and
- * >= 0.9 x N x MDS path. BENCH_QUICK=1 moves an eighth of the data (to check the program). */
+ * connection. The plain lab also prints CPU seconds per GiB of the engine (this process), of each copy
+ * (the pnfs process) and of the lab's tgtd meanwhile. Targets (issue 7): plain >= 0.85 x raw; shaped
+ * >= 0.95 x N x single device and >= 0.9 x N x MDS path; (issue 30) a copy's CPU per GiB <= 1.3 x the
+ * engine's. BENCH_QUICK=1 moves an eighth of the data (to check the program). */
 #include "blkmap/blkmap.h"
 #include "blkmap/blkmap_xdr.h"
 #include "tests/bench/benchlab.h"
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -50,6 +53,52 @@ static int lab_start(struct benchlab *l, const char *shape)
 	}
 	return 0;
 }
+
+/* ---- CPU time --------------------------------------------------------------------------------------- */
+
+/* CPU seconds (user + system) of this process (self) or of its waited-for children. */
+static double cpu_seconds(int who)
+{
+	struct rusage ru;
+
+	if (getrusage(who, &ru) < 0)
+		return 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* CPU seconds of the lab's tgtd so far (its pid from the lab's lab.env, its times from /proc), or -1. */
+static double tgtd_seconds(const struct benchlab *l)
+{
+	char path[400], line[512], *p;
+	unsigned long ut = 0, st = 0;
+	long pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/lab.env", l->dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "LAB_PID=", 8) == 0)
+			pid = strtol(line + 8 + (line[8] == '\'' || line[8] == '"'), NULL, 10);
+	fclose(f);
+	if (pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	/* after the command's name: state and 10 more fields, then utime and stime */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The CPU seconds per GiB of the last engine run: its own (this process) and tgtd's. */
+static double engine_cpu, engine_tgtd;
 
 /* ---- the engine's raw rate on the pool's volume ----------------------------------------------------- */
 
@@ -151,7 +200,7 @@ static double engine_rate(struct benchlab *l, int write, uint64_t total)
 	struct blkmap_vol *vol = NULL;
 	struct pump p;
 	char err[300];
-	double t0, t;
+	double t0, t, c0, g0;
 	const unsigned depth = 8;
 
 	blkmap_ctx_opts_init(&o);
@@ -175,6 +224,8 @@ static double engine_rate(struct benchlab *l, int write, uint64_t total)
 	p.write = write;
 	p.buf = malloc(p.req * depth);
 	memset(p.buf, 0x5a, p.req * depth);
+	c0 = cpu_seconds(RUSAGE_SELF);
+	g0 = tgtd_seconds(l);
 	t0 = benchlab_now();
 	pump_fill(&p, depth);
 	while (p.inflight) {
@@ -182,6 +233,8 @@ static double engine_rate(struct benchlab *l, int write, uint64_t total)
 		pump_fill(&p, depth);
 	}
 	t = benchlab_now() - t0;
+	engine_cpu = (cpu_seconds(RUSAGE_SELF) - c0) * (double)(1024 * MIB) / (double)total;
+	engine_tgtd = g0 < 0 ? -1 : (tgtd_seconds(l) - g0) * (double)(1024 * MIB) / (double)total;
 	free(p.buf);
 	blkmap_vol_free(vol);
 	blkmap_ctx_destroy(ctx);
@@ -192,6 +245,7 @@ static double engine_rate(struct benchlab *l, int write, uint64_t total)
 
 struct cp_result {
 	double mibs;
+	double cpu, tgtd;    /* CPU seconds per GiB: the pnfs process, the lab's tgtd (-1: unknown) */
 	uint64_t mds_bytes, direct, via_mds;
 };
 
@@ -208,7 +262,7 @@ static int pnfs_cp(struct benchlab *l, const char *src, const char *dst, int mds
 {
 	char cmd[4096], statsf[400], *buf = NULL;
 	size_t o;
-	double t0;
+	double t0, c0, g0;
 	FILE *f;
 	int rc;
 
@@ -218,9 +272,13 @@ static int pnfs_cp(struct benchlab *l, const char *src, const char *dst, int mds
 	for (int i = 0; i < l->n; i++)
 		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, " --device '%s'", l->urls[i]);
 	snprintf(cmd + o, sizeof(cmd) - o, " '%s' '%s' 2>'%s'", src, dst, statsf);
+	c0 = cpu_seconds(RUSAGE_CHILDREN);
+	g0 = tgtd_seconds(l);
 	t0 = benchlab_now();
 	rc = system(cmd);
 	r->mibs = (double)bytes / (double)MIB / (benchlab_now() - t0);
+	r->cpu = (cpu_seconds(RUSAGE_CHILDREN) - c0) * (double)(1024 * MIB) / (double)bytes;
+	r->tgtd = g0 < 0 ? -1 : (tgtd_seconds(l) - g0) * (double)(1024 * MIB) / (double)bytes;
 	f = fopen(statsf, "r");
 	if (f) {
 		size_t cap = 65536, n;
@@ -351,6 +409,42 @@ static void keep_best(struct cp_result *best, const struct cp_result *r)
 		*best = *r;
 }
 
+/* CPU seconds per GiB moved, the rounds' medians: the engine's (this process), each copy's (the pnfs
+ * process: user and system time of the waited-for child) against the engine's in the same direction,
+ * and the lab's tgtd meanwhile (the target's share of the same two cores). Ratios of CPU time hold on
+ * a busy machine where ratios of rates need not. */
+static void cpu_table(double cpu[6][REPS], double tgt[6][REPS], int n)
+{
+	static const char *what[6] = { "blkmap engine (raw)", "blkmap engine (raw)", "pnfs cp in", "pnfs cp out",
+				       "pnfs cp out >/dev/null", "pnfs cp in from /dev/shm" };
+	static const char *op[6] = { "write", "read", "write", "read", "read", "write" };
+	static const int base[6] = { -1, -1, 0, 1, 1, 0 };
+	static const double target[6] = { 0, 0, 1.3, 1.3, 0, 0 };
+	static const int order[6] = { 0, 2, 5, 1, 3, 4 };
+	double m[6];
+
+	for (int i = 0; i < 6; i++)
+		m[i] = benchlab_median(cpu[i], n);
+	printf("\n%-26s %-6s %9s  %-22s %6s %8s  %s\n", "CPU seconds per GiB", "op", "process", "baseline", "ratio",
+	       "target", "tgtd");
+	for (int k = 0; k < 6; k++) {
+		int i = order[k], missed;
+		double t = benchlab_median(tgt[i], n), r = base[i] >= 0 && m[base[i]] > 0 ? m[i] / m[base[i]] : -1;
+		char rs[32] = "", ts[32] = "", gs[32] = "?";
+		missed = target[i] > 0 && r > target[i];
+		if (r >= 0)
+			snprintf(rs, sizeof(rs), missed ? "%.3f" : "%.2f", r);
+		if (target[i] > 0)
+			snprintf(ts, sizeof(ts), "<= %.2f", target[i]);
+		if (t >= 0)
+			snprintf(gs, sizeof(gs), "%.3f", t);
+		printf("%-26s %-6s %9.3f  %-22s %6s %8s  %s%s\n", what[i], op[i], m[i],
+		       base[i] < 0 ? "" : base[i] ? "x engine read" : "x engine write", rs, ts, gs,
+		       missed ? "  above the target" : "");
+	}
+	fflush(stdout);
+}
+
 /* Plain lab, REPS rounds: in each, the engine writes and reads the pool's volume and pnfs cp copies a
  * file of the same size in and out, back to back (engines first in even rounds, copies first in odd
  * ones). Rates are the rounds' medians; a ratio is the median of the rounds' own ratios, so a burst of
@@ -368,6 +462,9 @@ static int plain(void)
 	struct cp_result in = { 0 }, out = { 0 }, null = { 0 }, inshm = { 0 }, min, mout;
 	double raw_w[REPS], raw_r[REPS], in_r[REPS], out_r[REPS], null_r[REPS], shm_r[REPS];
 	double rin[REPS], rout[REPS], rnull[REPS], rshm[REPS];
+	/* CPU seconds per GiB (process; tgtd): engine write and read, cp in, out, out >/dev/null, in from
+	 * /dev/shm */
+	double cpu[6][REPS], tgt[6][REPS];
 	int fail = 0, n = 0;
 
 	if (lab_start(&l, "--luns 4 --size 320M") < 0)
@@ -393,10 +490,12 @@ static int plain(void)
 		fail = 1;
 	for (int rep = 0; rep < REPS && !fail; rep++) {
 		struct cp_result r;
-		double ew = -1, er = -1;
+		double ew = -1, er = -1, ecw = 0, etw = 0, ecr = 0, etr = 0;
 		if (rep % 2 == 0) {
 			ew = engine_rate(&l, 1, bytes);
+			ecw = engine_cpu, etw = engine_tgtd;
 			er = engine_rate(&l, 0, bytes);
+			ecr = engine_cpu, etr = engine_tgtd;
 		}
 		/* the copy from tmpfs first (and removed), so the file read back is the other one's */
 		if (pnfs_cp(&l, shm, url, 0, bytes, &r) < 0) {
@@ -425,8 +524,10 @@ static int plain(void)
 		if (rep % 2 == 1) {
 			/* the engine writes over the whole volume: the file goes first */
 			er = engine_rate(&l, 0, bytes);
+			ecr = engine_cpu, etr = engine_tgtd;
 			pnfs_rm(&l, url);
 			ew = engine_rate(&l, 1, bytes);
+			ecw = engine_cpu, etw = engine_tgtd;
 		}
 		if (ew < 0 || er < 0) {
 			fail = 1;
@@ -448,6 +549,12 @@ static int plain(void)
 		rout[n] = out.mibs / er;
 		rnull[n] = null.mibs / er;
 		rshm[n] = inshm.mibs / ew;
+		cpu[0][n] = ecw, tgt[0][n] = etw;
+		cpu[1][n] = ecr, tgt[1][n] = etr;
+		cpu[2][n] = in.cpu, tgt[2][n] = in.tgtd;
+		cpu[3][n] = out.cpu, tgt[3][n] = out.tgtd;
+		cpu[4][n] = null.cpu, tgt[4][n] = null.tgtd;
+		cpu[5][n] = inshm.cpu, tgt[5][n] = inshm.tgtd;
 		n++;
 	}
 	header();
@@ -465,6 +572,7 @@ static int plain(void)
 			  "x engine write", 0, &inshm, bytes);
 		in.mibs = benchlab_median(in_r, n);
 		out.mibs = benchlab_median(out_r, n);
+		cpu_table(cpu, tgt, n);
 	}
 	if (!fail && pnfs_cp(&l, src, url2, 1, bytes, &min) == 0) {
 		row("pnfs cp in --mds-io", "write", min.mibs, in.mibs, "x direct", 0, &min, bytes);

@@ -401,7 +401,45 @@ static void test_odd_holes(void)
 	unlink(src);
 }
 
+/* Copies out into regular files of sizes and shapes a change to how the destination is written could
+ * get wrong: a size that ends inside a block, a destination written in place over a longer file (cut
+ * to the copy's size, not left at either length), every byte written (--sparse=never), and data then a
+ * hole to the end (the size the source's, the hole still a hole) all come back equal. */
+static void test_out_shapes(void)
+{
+	NEED_LAB();
+	const uint64_t size = 9 * MIB + 4097, sparse = 24 * MIB + 3;
+	char src[500], back[500], u[200];
+
+	snprintf(src, sizeof(src), "%s/tail", tmp);
+	snprintf(back, sizeof(back), "%s/tail.back", tmp);
+	snprintf(u, sizeof(u), "%s/tail", url);
+	write_at(src, 0, (size_t)size, 77);
+	RUN_OK("%s cp '%s' %s", devs, src, u);
+	RUN_OK("%s cp %s '%s'", devs, u, back);
+	check_back(src, back);
+	/* in place over a longer file of other bytes */
+	write_at(back, 0, (size_t)(size + 3 * MIB), 78);
+	RUN_OK("%s --inplace cp %s '%s'", devs, u, back);
+	check_back(src, back);
+	/* --sparse=never: the same bytes, every one read and written */
+	RUN_OK("%s --sparse=never cp %s '%s'", devs, u, back);
+	check_back(src, back);
+	RUN_OK("rm %s", u);
+	/* data, then a hole to the end: the copy's size is the source's, its tail not allocated */
+	unlink(src);
+	sparse_file(src, sparse);
+	write_at(src, 0, (size_t)(2 * MIB + 5), 79);
+	RUN_OK("%s cp '%s' %s", devs, src, u);
+	RUN_OK("%s cp %s '%s'", devs, u, back);
+	CU_ASSERT(local_alloc(back) < 8 * MIB);
+	check_back(src, back);
+	RUN_OK("rm %s", u);
+	unlink(src);
+}
+
 TEST_SUITE(client_sparse, "integration/client_sparse", suite_init, suite_clean,
+	   { "out_shapes", test_out_shapes },
 	   { "big_sparse_file", test_big_sparse_file },
 	   { "never_and_always", test_never_and_always },
 	   { "odd_holes", test_odd_holes });
