@@ -69,6 +69,7 @@ struct handle {
 	struct handle *node_next;
 	struct handle *all_prev, *all_next;
 	int closing;
+	unsigned reads_inflight;  /* for the stats: files with reads in flight at once */
 };
 
 struct dirent_copy {
@@ -121,7 +122,7 @@ static struct {
 	int stats_dirty;
 	/* What the stats file reports. */
 	unsigned inflight, inflight_max, reads_inflight, reads_inflight_max, writes_inflight,
-		writes_inflight_max;
+		writes_inflight_max, files_reading, files_reading_max;
 	uint64_t reads, read_bytes, writes, write_bytes, writes_max_size, write_max_bytes;
 	uint64_t requests;
 } M = { .attr_timeout = 1.0 };
@@ -279,6 +280,9 @@ static void call_begin(struct op *o)
 		M.inflight_max = M.inflight;
 	if (o->kind == OP_READ && ++M.reads_inflight > M.reads_inflight_max)
 		M.reads_inflight_max = M.reads_inflight;
+	if (o->kind == OP_READ && o->h && o->h->reads_inflight++ == 0 &&
+	    ++M.files_reading > M.files_reading_max)
+		M.files_reading_max = M.files_reading;
 	if (o->kind == OP_WRITE && ++M.writes_inflight > M.writes_inflight_max)
 		M.writes_inflight_max = M.writes_inflight;
 	M.stats_dirty = 1;
@@ -289,6 +293,8 @@ static void call_end(struct op *o)
 	M.inflight--;
 	if (o->kind == OP_READ)
 		M.reads_inflight--;
+	if (o->kind == OP_READ && o->h && --o->h->reads_inflight == 0)
+		M.files_reading--;
 	if (o->kind == OP_WRITE)
 		M.writes_inflight--;
 }
@@ -1167,6 +1173,7 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 		return;
 	}
 	M.reads++;
+	o->h = h;
 	SUBMIT(o, pnfs_pread_async(M.ctx, h->fh, o->buf, size, (uint64_t)off, read_cb, o));
 }
 
@@ -1290,11 +1297,11 @@ static void stats_write(void)
 		return;
 	fprintf(f,
 		"requests %llu\ncalls_in_flight %u\ncalls_in_flight_max %u\nreads_in_flight_max %u\n"
-		"writes_in_flight_max %u\nreads %llu\nread_bytes %llu\nwrites %llu\nwrite_bytes %llu\n"
+		"writes_in_flight_max %u\nfiles_reading_max %u\nreads %llu\nread_bytes %llu\nwrites %llu\nwrite_bytes %llu\n"
 		"write_max_bytes %llu\nwrites_of_max_write %llu\ndirect_bytes_read %llu\n"
 		"direct_bytes_written %llu\nmds_data_read %llu\nmds_data_written %llu\nlayoutcommits %llu\n",
 		(unsigned long long)M.requests, M.inflight, M.inflight_max, M.reads_inflight_max,
-		M.writes_inflight_max, (unsigned long long)M.reads, (unsigned long long)M.read_bytes,
+		M.writes_inflight_max, M.files_reading_max, (unsigned long long)M.reads, (unsigned long long)M.read_bytes,
 		(unsigned long long)M.writes, (unsigned long long)M.write_bytes,
 		(unsigned long long)M.write_max_bytes, (unsigned long long)M.writes_max_size,
 		(unsigned long long)ps.direct_bytes_read, (unsigned long long)ps.direct_bytes_written,
