@@ -320,7 +320,7 @@ int main(void)
 		return 1;
 	memset(bufs, 0xa5, MAX_DEPTH * 65536);
 	memset(big, 0x5a, 8 * MIB);
-	if (benchlab_start(&l, "plain") < 0)
+	if (benchlab_start(&l, "--luns 4 --size 512M") < 0)
 		return 1;
 	if (benchlab_start_mds(&l, "--scsi-layouts", "yes") < 0)
 		goto out;
