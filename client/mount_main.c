@@ -46,6 +46,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The longest server path the mount builds: 64 components (libpnfs walks no deeper) of NAME_MAX. */
+#define PC_MOUNT_PATH_MAX (64 * (NAME_MAX + 1))
+
 #define MOUNT_MAX_WRITE_BYTES (1u << 20)
 #define NODE_BUCKETS 16384
 
@@ -232,13 +235,19 @@ static void nodes_renamed(const char *from, const char *to)
 			}
 }
 
-/* parent's path + "/" + name, malloc'd (NULL when out of memory or too long). */
+/* parent's path + "/" + name, malloc'd; NULL with errno ENAMETOOLONG or ENOMEM. The server path
+ * includes the mount's base and every directory above the caller's working directory, so it may be
+ * longer than PATH_MAX while what the application named was not (the kernel checks that): the only
+ * limits are a name's NAME_MAX and libpnfs's depth. */
 static char *child_path(const struct node *parent, const char *name)
 {
 	size_t len = strlen(parent->path) + strlen(name) + 2;
 	char *p;
-	if (len > PATH_MAX)
+	if (strlen(name) > NAME_MAX || len > (size_t)PC_MOUNT_PATH_MAX) {
+		errno = ENAMETOOLONG;
 		return NULL;
+	}
+	errno = ENOMEM;
 	p = malloc(len);
 	if (p)
 		snprintf(p, len, "%s%s%s", parent->path, strcmp(parent->path, "/") ? "/" : "", name);
@@ -470,7 +479,7 @@ static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	o->path = child_path(p, name);
 	if (!o->path) {
-		fail(o, strlen(name) > NAME_MAX ? -ENAMETOOLONG : -ENOMEM);
+		fail(o, -errno);
 		return;
 	}
 	entry_start(o);
@@ -882,7 +891,7 @@ static struct op *name_op(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return NULL;
 	o->path = child_path(p, name);
 	if (!o->path) {
-		fail(o, strlen(name) > NAME_MAX ? -ENAMETOOLONG : -ENOMEM);
+		fail(o, -errno);
 		return NULL;
 	}
 	return o;
@@ -1004,7 +1013,7 @@ static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		return;
 	o->path2 = child_path(np, newname);
 	if (!o->path2) {
-		fail(o, strlen(newname) > NAME_MAX ? -ENAMETOOLONG : -ENOMEM);
+		fail(o, -errno);
 		return;
 	}
 	if (flags & RENAME_NOREPLACE)

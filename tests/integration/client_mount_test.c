@@ -173,6 +173,41 @@ static void test_namespace_and_two_clients(void)
 	free(out);
 }
 
+/* Deep trees: a directory whose path on the server is longer than PATH_MAX is used through a
+ * working directory inside it (the kernel only checks the path the application gave); a name over
+ * NAME_MAX is ENAMETOOLONG, not an out-of-memory error. */
+static void test_deep_paths(void)
+{
+	char *out = NULL;
+	int rc;
+
+	NEED();
+	rc = test_run(&out,
+		      "M='%s'; N='%s'; bad=0\n"
+		      "c=$(printf 'd%%.0s' $(seq 200))\n"
+		      /* chdir one level at a time (a shell's cd would pass the whole path to chdir) */
+		      "python3 - \"$M\" \"$c\" <<'EOF' || bad=1\n"
+		      "import os, sys, errno\n"
+		      "os.chdir(sys.argv[1])\n"
+		      "for i in range(24):\n"
+		      "    os.mkdir(sys.argv[2]); os.chdir(sys.argv[2])\n"
+		      "open('f', 'w').write('deep')\n"
+		      "assert open('f').read() == 'deep'\n"
+		      "os.rename('f', 'g'); os.unlink('g')\n"
+		      "try:\n"
+		      "    open('x' * 256, 'w'); sys.exit('a 256-byte name was created')\n"
+		      "except OSError as e:\n"
+		      "    assert e.errno == errno.ENAMETOOLONG, e\n"
+		      "EOF\n"
+		      "cd /; rm -r $M/$c || { echo rm-r-failed; bad=1; }; [ -e $N/$c ] && { echo left; bad=1; }\n"
+		      "echo bad=$bad\n",
+		      mnt1, mnt2);
+	if (rc != 0 || !out || !strstr(out, "bad=0"))
+		fprintf(stderr, "\n  %s\n", out ? out : "");
+	CU_ASSERT(out && strstr(out, "bad=0"));
+	free(out);
+}
+
 /* A value of the mount's stats file (-o stats=FILE), -1 when absent. */
 static long long stat_of(const char *file, const char *name)
 {
@@ -381,6 +416,7 @@ TEST_SUITE(client_mount, "integration/client_mount", suite_init, suite_clean,
 	   { "files of many sizes by dd, cp and tar, through layouts", test_files_of_many_sizes },
 	   { "namespace operations and two mounts", test_namespace_and_two_clients },
 	   { "hard links", test_link },
+	   { "deep paths and long names", test_deep_paths },
 	   { "attribute cache timeout and close-to-open", test_attr_timeout },
 	   { "two readers at once, 1 MiB writes", test_concurrency_and_large_writes },
 	   { "unmount with writes pending", test_unmount_with_writes_pending },
