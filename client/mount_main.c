@@ -1,144 +1,1455 @@
-/* pnfs mount: the userspace pNFS client as a file system, through FUSE (libfuse3's path-based
- * API). Every FUSE operation becomes one call of libpnfs's sync API on one context; a mutex keeps
- * the context to one caller at a time, so FUSE's worker threads queue there (the I/O of each call
- * still runs in parallel on every LUN inside libpnfs). Data moves through layouts, the MDS path
- * being libpnfs's fallback; close(2) (FUSE flush) and fsync(2) commit (LAYOUTCOMMIT / COMMIT), so
- * another client that opens the file afterwards sees the data: close-to-open, as the kernel's NFS
- * client. The context is made in FUSE's init, after the daemon forked, because libpnfs runs
- * threads; a trial mount before that reports a wrong URL or an unreachable server on the terminal.
- * This file belongs to the pnfs command only (kept out of libpnfs). */
+/* pnfs mount: the userspace pNFS client as a file system, on libfuse3's low-level API.
+ *
+ * Design: one thread, one event loop, many requests in flight. The mount's thread owns the
+ * pnfs_context and polls two fds: the FUSE session fd (/dev/fuse, non-blocking) and the context's
+ * fd (pnfs_get_fd). A request read from /dev/fuse is decoded by fuse_session_process_buf and its
+ * handler here starts the libpnfs _async call(s) it needs and returns at once; the completion
+ * callback, run from pnfs_service() on the same thread, answers with fuse_reply_*(). The kernel
+ * does not wait for one answer before sending the next request, so any number of reads, writes and
+ * namespace calls are outstanding together (reads of two files by two processes, the kernel's
+ * read-ahead of one file, ...), while the SCSI I/O of each runs on libpnfs's own threads. No lock
+ * is needed: the table of inodes, the open files and the context are touched by this thread only.
+ *
+ * Inodes: libpnfs names objects by path, FUSE by node id. Each node keeps the server path it was
+ * last looked up by and the server's fileid (a fileid met again, as through a hard link, is the
+ * same node); node ids count up and are never reused within a mount, so the generation is one
+ * number per mount (its start time). Lookup counts follow the kernel's LOOKUP/FORGET; a rename
+ * rewrites the paths of the renamed object and of every node below it; a node whose path no longer
+ * names its fileid answers ESTALE, and the kernel looks the name up again.
+ *
+ * Consistency: close-to-open, as the kernel's NFS client. close(2) (FUSE flush) and fsync(2)
+ * commit (LAYOUTCOMMIT / COMMIT), so another client that opens the file afterwards sees the data;
+ * every open drops the kernel's cached attributes of the file (and, the file being opened without
+ * keep_cache, its cached pages), so an open sees what others committed before it. Between opens,
+ * attributes and names are cached for attr_timeout seconds. A file open here answers GETATTR from
+ * its open handle (pnfs_fstat), whose size counts writes not yet committed.
+ *
+ * The context is made after the daemon forked, because libpnfs runs threads; a trial mount before
+ * that reports a wrong URL or an unreachable server on the terminal. At the end (unmount, lazy or
+ * not, or a signal) the calls in flight finish and every file still open is committed and closed
+ * before the session ends. This file belongs to the pnfs command only (kept out of libpnfs). */
 #define FUSE_USE_VERSION 35
 #include "client/mount.h"
 #include "client/pnfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdarg.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#define MOUNT_MAX_WRITE_BYTES (1u << 20)
+#define NODE_BUCKETS 16384
+
+struct handle;
+
+struct node {
+	fuse_ino_t ino;
+	uint64_t fileid;
+	uint32_t type_mode;       /* S_IFMT bits: a fileid met again with another type is a new node */
+	uint64_t nlookup;
+	unsigned nopen;           /* handles on it, those being closed included */
+	char *path;               /* server path it was last found by */
+	struct handle *open;      /* the open-file registry: handles open on it, not closing */
+	struct node *ino_next, *fid_next;
+	int in_fid;               /* hashed by fileid */
+};
+
+struct handle {
+	struct pnfs_fh *fh;
+	struct node *node;
+	struct handle *node_next;
+	struct handle *all_prev, *all_next;
+	int closing;
+	unsigned reads_inflight;  /* for the stats: files with reads in flight at once */
+};
+
+struct dirent_copy {
+	char *name;
+	struct pnfs_stat st;
+};
+
+struct dirh {
+	struct dirent_copy *ents;
+	unsigned n;
+	char *path;
+};
+
+enum op_kind { OP_META, OP_READ, OP_WRITE };
+
+/* One FUSE request on its way through libpnfs. */
+struct op {
+	fuse_req_t req;
+	enum op_kind kind;
+	struct node *node;
+	struct handle *h;
+	char *path, *path2;
+	struct fuse_file_info fi;
+	char *buf;
+	size_t size;
+	int flags;
+	mode_t mode;
+	int to_set;               /* setattr: what is left to set */
+	struct stat attr;
+	struct pnfs_fh *tfh;      /* setattr of a size without an open file: a file opened for it */
+	int status;
+	int want_entry;           /* the reply is an entry (lookup, mkdir, ...) or a create */
+	int create;
+};
 
 static struct {
 	struct pnfs_opts opts;
 	struct pnfs_url url;
 	char base[PATH_MAX];      /* the URL's path: the mount's root on the server */
 	struct pnfs_context *ctx;
-	pthread_mutex_t lock;
+	struct fuse_session *se;
 	double attr_timeout;
-	int failed;               /* the mount in init failed: every operation answers EIO */
-} M = { .lock = PTHREAD_MUTEX_INITIALIZER, .attr_timeout = 1.0 };
+	int failed;               /* the mount in the daemon failed: every operation answers EIO */
+	uint64_t generation;
+	fuse_ino_t next_ino;
+	struct node *by_ino[NODE_BUCKETS], *by_fid[NODE_BUCKETS];
+	struct node root;
+	struct handle *handles;   /* every handle not yet closed */
+	char stats_path[PATH_MAX];
+	int stats_dirty;
+	/* What the stats file reports. */
+	unsigned inflight, inflight_max, reads_inflight, reads_inflight_max, writes_inflight,
+		writes_inflight_max, files_reading, files_reading_max;
+	uint64_t reads, read_bytes, writes, write_bytes, writes_max_size, write_max_bytes;
+	uint64_t requests;
+} M = { .attr_timeout = 1.0 };
 
-/* The server path of a FUSE path (always absolute, "/" for the root). */
-static const char *spath(const char *path, char *buf, size_t len)
+/* ---- the inode table ------------------------------------------------------------------------ */
+
+static unsigned bucket(uint64_t key)
 {
-	if (!strcmp(M.base, "/") || !M.base[0])
-		return path;
-	snprintf(buf, len, "%s%s", M.base, strcmp(path, "/") ? path : "");
-	return buf;
+	return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 50) % NODE_BUCKETS;
 }
 
-/* Files open in this mount, by server path: a GETATTR of a path the server answers from what is
- * committed, which misses writes still under a layout (the size grows at LAYOUTCOMMIT), so a path
- * open here is answered from its open file (pnfs_fstat counts those writes). Under M.lock. */
-struct openf {
-	struct openf *next;
-	struct pnfs_fh *fh;
-	char path[PATH_MAX];
-};
-static struct openf *openfs;
-
-static struct pnfs_fh *open_find(const char *path)
+static struct node *node_by_ino(fuse_ino_t ino)
 {
-	for (struct openf *o = openfs; o; o = o->next)
-		if (!strcmp(o->path, path))
-			return o->fh;
+	if (ino == FUSE_ROOT_ID)
+		return &M.root;
+	for (struct node *n = M.by_ino[bucket(ino)]; n; n = n->ino_next)
+		if (n->ino == ino)
+			return n;
 	return NULL;
 }
 
-static void open_add(const char *path, struct pnfs_fh *fh)
+static void fid_unhash(struct node *n)
 {
-	struct openf *o = calloc(1, sizeof(*o));
-	if (!o)
-		return; /* only the size of a file being written is less fresh */
-	o->fh = fh;
-	snprintf(o->path, sizeof(o->path), "%s", path);
-	o->next = openfs;
-	openfs = o;
-}
-
-static void open_del(struct pnfs_fh *fh)
-{
-	for (struct openf **pp = &openfs; *pp; pp = &(*pp)->next)
-		if ((*pp)->fh == fh) {
-			struct openf *o = *pp;
-			*pp = o->next;
-			free(o);
-			return;
+	if (!n->in_fid)
+		return;
+	for (struct node **pp = &M.by_fid[bucket(n->fileid)]; *pp; pp = &(*pp)->fid_next)
+		if (*pp == n) {
+			*pp = n->fid_next;
+			break;
 		}
+	n->in_fid = 0;
 }
 
-static void open_rename(const char *from, const char *to)
+static void node_set_path(struct node *n, const char *path)
+{
+	char *p;
+	if (n->path && !strcmp(n->path, path))
+		return;
+	p = strdup(path);
+	if (!p)
+		return; /* the old path stays: ESTALE, then a new lookup */
+	free(n->path);
+	n->path = p;
+}
+
+/* The node of fileid (its path set to path), made if new. Returns NULL when out of memory. */
+static struct node *node_get(const struct pnfs_stat *ps, mode_t type, const char *path)
+{
+	struct node *n;
+
+	if (ps->fileid == M.root.fileid && M.root.fileid)
+		return &M.root;
+	for (n = M.by_fid[bucket(ps->fileid)]; n; n = n->fid_next)
+		if (n->fileid == ps->fileid)
+			break;
+	if (n && n->type_mode != type) {
+		fid_unhash(n); /* the server reused the fileid: the old node lives on until forgotten */
+		n = NULL;
+	}
+	if (!n) {
+		n = calloc(1, sizeof(*n));
+		if (!n || !(n->path = strdup(path))) {
+			free(n);
+			return NULL;
+		}
+		n->ino = M.next_ino++;
+		n->fileid = ps->fileid;
+		n->type_mode = type;
+		n->ino_next = M.by_ino[bucket(n->ino)];
+		M.by_ino[bucket(n->ino)] = n;
+		n->fid_next = M.by_fid[bucket(n->fileid)];
+		M.by_fid[bucket(n->fileid)] = n;
+		n->in_fid = 1;
+	}
+	node_set_path(n, path);
+	return n;
+}
+
+static void node_maybe_free(struct node *n)
+{
+	if (n == &M.root || n->nlookup || n->nopen)
+		return;
+	fid_unhash(n);
+	for (struct node **pp = &M.by_ino[bucket(n->ino)]; *pp; pp = &(*pp)->ino_next)
+		if (*pp == n) {
+			*pp = n->ino_next;
+			break;
+		}
+	free(n->path);
+	free(n);
+}
+
+/* After a rename of from to to: the paths of from and of everything below it. */
+static void nodes_renamed(const char *from, const char *to)
 {
 	size_t fl = strlen(from);
-	for (struct openf *o = openfs; o; o = o->next)
-		if (!strncmp(o->path, from, fl) && (o->path[fl] == 0 || o->path[fl] == '/')) {
-			char rest[PATH_MAX];
-			snprintf(rest, sizeof(rest), "%s", o->path + fl);
-			snprintf(o->path, sizeof(o->path), "%s%s", to, rest);
-		}
+	for (unsigned b = 0; b < NODE_BUCKETS; b++)
+		for (struct node *n = M.by_ino[b]; n; n = n->ino_next)
+			if (!strncmp(n->path, from, fl) && (n->path[fl] == 0 || n->path[fl] == '/')) {
+				size_t len = strlen(to) + strlen(n->path + fl) + 1;
+				char *p = malloc(len);
+				if (!p)
+					continue;
+				snprintf(p, len, "%s%s", to, n->path + fl);
+				free(n->path);
+				n->path = p;
+			}
 }
 
-#define LOCKED(expr)                             \
-	({                                       \
-		__typeof__(expr) r_;             \
-		pthread_mutex_lock(&M.lock);     \
-		r_ = M.failed ? -EIO : (expr);   \
-		pthread_mutex_unlock(&M.lock);   \
-		r_;                              \
-	})
+/* parent's path + "/" + name, malloc'd (NULL when out of memory or too long). */
+static char *child_path(const struct node *parent, const char *name)
+{
+	size_t len = strlen(parent->path) + strlen(name) + 2;
+	char *p;
+	if (len > PATH_MAX)
+		return NULL;
+	p = malloc(len);
+	if (p)
+		snprintf(p, len, "%s%s%s", parent->path, strcmp(parent->path, "/") ? "/" : "", name);
+	return p;
+}
 
-static void to_stat(const struct pnfs_stat *ps, struct stat *st)
+/* ---- requests ------------------------------------------------------------------------------- */
+
+static void stats_write(void);
+static void handle_unregister(struct handle *h);
+static void handle_free(struct handle *h);
+
+static struct op *op_new(fuse_req_t req, enum op_kind kind)
+{
+	struct op *o = calloc(1, sizeof(*o));
+	if (!o) {
+		fuse_reply_err(req, ENOMEM);
+		return NULL;
+	}
+	o->req = req;
+	o->kind = kind;
+	M.requests++;
+	return o;
+}
+
+static void op_free(struct op *o)
+{
+	free(o->path);
+	free(o->path2);
+	free(o->buf);
+	free(o);
+}
+
+/* Counting libpnfs calls in flight: every _async call started here is one until its callback. */
+static void call_begin(struct op *o)
+{
+	M.inflight++;
+	if (M.inflight > M.inflight_max)
+		M.inflight_max = M.inflight;
+	if (o->kind == OP_READ && ++M.reads_inflight > M.reads_inflight_max)
+		M.reads_inflight_max = M.reads_inflight;
+	if (o->kind == OP_READ && o->h && o->h->reads_inflight++ == 0 &&
+	    ++M.files_reading > M.files_reading_max)
+		M.files_reading_max = M.files_reading;
+	if (o->kind == OP_WRITE && ++M.writes_inflight > M.writes_inflight_max)
+		M.writes_inflight_max = M.writes_inflight;
+	M.stats_dirty = 1;
+}
+
+static void call_end(struct op *o)
+{
+	M.inflight--;
+	if (o->kind == OP_READ)
+		M.reads_inflight--;
+	if (o->kind == OP_READ && o->h && --o->h->reads_inflight == 0)
+		M.files_reading--;
+	if (o->kind == OP_WRITE)
+		M.writes_inflight--;
+}
+
+static int errno_of(int status)
+{
+	return status < 0 && -status < 4096 ? -status : EIO;
+}
+
+static void fail(struct op *o, int status)
+{
+	fuse_reply_err(o->req, errno_of(status));
+	op_free(o);
+}
+
+/* Start a libpnfs call for o: a submission refused at once answers the request. */
+#define SUBMIT(o, call)                           \
+	do {                                      \
+		int rc_;                          \
+		call_begin(o);                    \
+		rc_ = (call);                     \
+		if (rc_ < 0) {                    \
+			call_end(o);              \
+			fail(o, rc_);             \
+		}                                 \
+	} while (0)
+
+#define NEED_MOUNT(req)                              \
+	do {                                         \
+		if (M.failed || !M.ctx) {            \
+			fuse_reply_err(req, EIO);    \
+			return;                      \
+		}                                    \
+	} while (0)
+
+#define NEED_NODE(req, n, ino)                        \
+	struct node *n = node_by_ino(ino);            \
+	do {                                          \
+		NEED_MOUNT(req);                      \
+		if (!n) {                             \
+			fuse_reply_err(req, ESTALE);  \
+			return;                       \
+		}                                     \
+	} while (0)
+
+static mode_t type_of(enum pnfs_ftype t)
 {
 	static const mode_t types[] = { [PNFS_REG] = S_IFREG, [PNFS_DIR] = S_IFDIR, [PNFS_BLK] = S_IFBLK,
 					[PNFS_CHR] = S_IFCHR, [PNFS_LNK] = S_IFLNK, [PNFS_SOCK] = S_IFSOCK,
 					[PNFS_FIFO] = S_IFIFO };
+	return t >= PNFS_REG && t <= PNFS_FIFO ? types[t] : S_IFREG;
+}
+
+static void to_stat(const struct pnfs_stat *ps, struct stat *st)
+{
 	memset(st, 0, sizeof(*st));
-	st->st_mode = (ps->type <= PNFS_FIFO ? types[ps->type] : S_IFREG) | (ps->mode & 07777);
+	st->st_mode = type_of(ps->type) | (ps->mode & 07777);
 	st->st_nlink = ps->nlink ? ps->nlink : 1;
 	st->st_uid = ps->uid;
 	st->st_gid = ps->gid;
 	st->st_size = (off_t)ps->size;
 	st->st_blocks = (blkcnt_t)((ps->space_used + 511) / 512);
-	st->st_blksize = 1 << 20;
+	st->st_blksize = MOUNT_MAX_WRITE_BYTES;
 	st->st_ino = (ino_t)ps->fileid;
 	st->st_atim = ps->atime;
 	st->st_mtim = ps->mtime;
 	st->st_ctim = ps->ctime;
 }
 
-static struct pnfs_fh *FH(struct fuse_file_info *fi)
+/* ---- entries: lookup, and what mkdir, symlink, link and create answer ------------------------ */
+
+static void entry_reply(struct op *o, const struct pnfs_stat *ps)
 {
-	return fi ? (struct pnfs_fh *)(uintptr_t)fi->fh : NULL;
+	struct fuse_entry_param e;
+	struct node *n = node_get(ps, type_of(ps->type), o->path);
+
+	if (!n) {
+		fail(o, -ENOMEM);
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	e.ino = n->ino;
+	e.generation = M.generation;
+	e.attr_timeout = M.attr_timeout;
+	e.entry_timeout = M.attr_timeout;
+	to_stat(ps, &e.attr);
+	if (o->create) {
+		struct handle *h = o->h;
+		h->node = n;
+		n->nopen++;
+		h->node_next = n->open;
+		n->open = h;
+		o->fi.fh = (uint64_t)(uintptr_t)h;
+		o->fi.direct_io = 0;
+		o->fi.keep_cache = 0;
+		if (fuse_reply_create(o->req, &e, &o->fi) == 0) {
+			n->nlookup++;
+		} else {
+			/* An interrupted create: the kernel will release nothing, so it closes here. */
+			handle_unregister(h);
+			(void)pnfs_close_async(M.ctx, h->fh, NULL, NULL);
+			handle_free(h);
+		}
+	} else if (fuse_reply_entry(o->req, &e) == 0) {
+		n->nlookup++;
+	} else {
+		node_maybe_free(n);
+	}
+	op_free(o);
 }
 
-static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+static void entry_fstat_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
 {
-	int rc;
+	struct op *o = priv;
+	struct pnfs_stat *ps = data;
+	(void)ctx;
+	call_end(o);
+	if (status < 0 && o->create) {
+		(void)pnfs_close_async(M.ctx, o->h->fh, NULL, NULL);
+		handle_free(o->h);
+		fail(o, status);
+		return;
+	}
+	if (status >= 0 && (!o->attr.st_ino || ps->fileid == (uint64_t)o->attr.st_ino)) {
+		entry_reply(o, ps);
+		return;
+	}
+	/* The open file is not what the name names now: the server's answer stands. */
+	{
+		struct pnfs_stat *saved = (struct pnfs_stat *)o->buf;
+		entry_reply(o, saved);
+	}
+}
 
-	conn->max_write = 1 << 20;
-	conn->max_readahead = 1 << 20;
-	cfg->attr_timeout = M.attr_timeout;
-	cfg->entry_timeout = M.attr_timeout;
-	cfg->negative_timeout = 0;
-	cfg->use_ino = 1;
-	cfg->hard_remove = 1; /* no .fuse_hidden files: the server keeps an open file's data */
+static void entry_stat_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	struct pnfs_stat *ps = data;
+	struct node *n;
+	(void)ctx;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	/* A file open here: its size counts writes not yet committed. */
+	for (n = M.by_fid[bucket(ps->fileid)]; n; n = n->fid_next)
+		if (n->fileid == ps->fileid)
+			break;
+	if (n && n->open && n->type_mode == type_of(ps->type)) {
+		o->buf = malloc(sizeof(*ps));
+		if (o->buf) {
+			memcpy(o->buf, ps, sizeof(*ps));
+			o->attr.st_ino = (ino_t)ps->fileid;
+			SUBMIT(o, pnfs_fstat_async(M.ctx, n->open->fh, entry_fstat_cb, o));
+			return;
+		}
+	}
+	entry_reply(o, ps);
+}
+
+/* Answer o with the entry of o->path (a GETATTR of it first). */
+static void entry_start(struct op *o)
+{
+	SUBMIT(o, pnfs_stat_async(M.ctx, o->path, entry_stat_cb, o));
+}
+
+static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	NEED_NODE(req, p, parent);
+	struct op *o = op_new(req, OP_META);
+	if (!o)
+		return;
+	o->path = child_path(p, name);
+	if (!o->path) {
+		fail(o, strlen(name) > NAME_MAX ? -ENAMETOOLONG : -ENOMEM);
+		return;
+	}
+	entry_start(o);
+}
+
+static void forget_one(fuse_ino_t ino, uint64_t nlookup)
+{
+	struct node *n = node_by_ino(ino);
+	if (!n || n == &M.root)
+		return;
+	n->nlookup = n->nlookup > nlookup ? n->nlookup - nlookup : 0;
+	node_maybe_free(n);
+}
+
+static void ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	forget_one(ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		forget_one(forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+/* ---- attributes ----------------------------------------------------------------------------- */
+
+static void attr_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	struct pnfs_stat *ps = data;
+	struct stat st;
+	(void)ctx;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	/* The path names another object now (renamed or removed elsewhere): the kernel looks again. */
+	if (o->node != &M.root && ps->fileid != o->node->fileid) {
+		fail(o, -ESTALE);
+		return;
+	}
+	to_stat(ps, &st);
+	fuse_reply_attr(o->req, &st, M.attr_timeout);
+	op_free(o);
+}
+
+/* Answer o with the attributes of o->node: from an open handle if there is one. */
+static void attr_start(struct op *o, struct handle *h)
+{
+	if (!h)
+		h = o->node->open;
+	if (h && !h->closing) {
+		SUBMIT(o, pnfs_fstat_async(M.ctx, h->fh, attr_cb, o));
+		return;
+	}
+	SUBMIT(o, pnfs_stat_async(M.ctx, o->node->path, attr_cb, o));
+}
+
+static struct handle *H(struct fuse_file_info *fi)
+{
+	return fi ? (struct handle *)(uintptr_t)fi->fh : NULL;
+}
+
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	NEED_NODE(req, n, ino);
+	struct op *o = op_new(req, OP_META);
+	if (!o)
+		return;
+	o->node = n;
+	attr_start(o, H(fi));
+}
+
+static void setattr_next(struct op *o);
+
+static void setattr_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	(void)data;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	setattr_next(o);
+}
+
+/* NFSv4 owners are strings; libpnfs sets none: a chown that changes nothing succeeds (tar and
+ * cp -p as the files' owner), any other is refused. */
+static void setattr_owner_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	struct pnfs_stat *ps = data;
+	(void)ctx;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	if (((o->to_set & FUSE_SET_ATTR_UID) && o->attr.st_uid != ps->uid) ||
+	    ((o->to_set & FUSE_SET_ATTR_GID) && o->attr.st_gid != ps->gid)) {
+		fail(o, -EPERM);
+		return;
+	}
+	o->to_set &= ~(FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
+	setattr_next(o);
+}
+
+static void trunc_close_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	(void)data;
+	call_end(o);
+	o->tfh = NULL;
+	if (o->status < 0 || status < 0) {
+		fail(o, o->status < 0 ? o->status : status);
+		return;
+	}
+	setattr_next(o);
+}
+
+static void trunc_done_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	(void)data;
+	call_end(o);
+	o->status = status;
+	SUBMIT(o, pnfs_close_async(M.ctx, o->tfh, trunc_close_cb, o));
+}
+
+static void trunc_open_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	o->tfh = data;
+	SUBMIT(o, pnfs_ftruncate_async(M.ctx, o->tfh, (uint64_t)o->attr.st_size, trunc_done_cb, o));
+}
+
+/* One attribute after the other: owner check, mode, size, times; then the new attributes. */
+static void setattr_next(struct op *o)
+{
+	int s = o->to_set;
+
+	if (s & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		struct handle *h = H(&o->fi) ? H(&o->fi) : o->node->open;
+		if (h)
+			SUBMIT(o, pnfs_fstat_async(M.ctx, h->fh, setattr_owner_cb, o));
+		else
+			SUBMIT(o, pnfs_stat_async(M.ctx, o->node->path, setattr_owner_cb, o));
+	} else if (s & FUSE_SET_ATTR_MODE) {
+		o->to_set &= ~FUSE_SET_ATTR_MODE;
+		SUBMIT(o, pnfs_chmod_async(M.ctx, o->node->path, o->attr.st_mode & 07777, setattr_cb, o));
+	} else if (s & FUSE_SET_ATTR_SIZE) {
+		struct handle *h = H(&o->fi) ? H(&o->fi) : o->node->open;
+		o->to_set &= ~FUSE_SET_ATTR_SIZE;
+		if (h && !h->closing)
+			SUBMIT(o, pnfs_ftruncate_async(M.ctx, h->fh, (uint64_t)o->attr.st_size, setattr_cb, o));
+		else
+			SUBMIT(o, pnfs_open_async(M.ctx, o->node->path, O_WRONLY, 0, trunc_open_cb, o));
+	} else if (s & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
+		struct timespec ts[2] = { { 0, UTIME_OMIT }, { 0, UTIME_OMIT } };
+		if (s & FUSE_SET_ATTR_ATIME)
+			ts[0] = (s & FUSE_SET_ATTR_ATIME_NOW) ? (struct timespec){ 0, UTIME_NOW } : o->attr.st_atim;
+		if (s & FUSE_SET_ATTR_MTIME)
+			ts[1] = (s & FUSE_SET_ATTR_MTIME_NOW) ? (struct timespec){ 0, UTIME_NOW } : o->attr.st_mtim;
+		o->to_set &= ~(FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+			       FUSE_SET_ATTR_MTIME_NOW);
+		SUBMIT(o, pnfs_utimens_async(M.ctx, o->node->path, ts, setattr_cb, o));
+	} else {
+		attr_start(o, H(&o->fi));
+	}
+}
+
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi)
+{
+	NEED_NODE(req, n, ino);
+	struct op *o = op_new(req, OP_META);
+	if (!o)
+		return;
+	o->node = n;
+	o->attr = *attr;
+	o->to_set = to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID | FUSE_SET_ATTR_SIZE |
+			      FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+			      FUSE_SET_ATTR_MTIME_NOW);
+	if (fi)
+		o->fi = *fi;
+	setattr_next(o);
+}
+
+static void statfs_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	struct pnfs_statfs *sf = data;
+	struct statvfs sv;
+	(void)ctx;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	memset(&sv, 0, sizeof(sv));
+	sv.f_bsize = sv.f_frsize = 4096;
+	sv.f_blocks = sf->total_bytes / 4096;
+	sv.f_bfree = sf->free_bytes / 4096;
+	sv.f_bavail = sf->avail_bytes / 4096;
+	sv.f_files = sf->total_files;
+	sv.f_ffree = sf->free_files;
+	sv.f_favail = sf->avail_files;
+	sv.f_namemax = 255;
+	fuse_reply_statfs(o->req, &sv);
+	op_free(o);
+}
+
+static void ll_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	NEED_NODE(req, n, ino);
+	struct op *o = op_new(req, OP_META);
+	if (!o)
+		return;
+	SUBMIT(o, pnfs_statfs_async(M.ctx, n->path, statfs_cb, o));
+}
+
+/* ---- directories ---------------------------------------------------------------------------- */
+
+static void dirh_free(struct dirh *d)
+{
+	if (!d)
+		return;
+	for (unsigned i = 0; i < d->n; i++)
+		free(d->ents[i].name);
+	free(d->ents);
+	free(d->path);
+	free(d);
+}
+
+static void opendir_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	struct pnfs_dir *pd = data;
+	struct dirh *d;
+	const struct pnfs_dirent *e;
+	unsigned cap;
+	(void)ctx;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	/* A copy with random access by index: FUSE's readdir offsets are entry numbers here. */
+	cap = pnfs_dir_count(pd) + 2;
+	d = calloc(1, sizeof(*d));
+	if (d)
+		d->ents = calloc(cap, sizeof(*d->ents));
+	if (!d || !d->ents || !(d->path = strdup(o->path))) {
+		pnfs_closedir(pd);
+		dirh_free(d);
+		fail(o, -ENOMEM);
+		return;
+	}
+	d->ents[0].name = strdup(".");
+	d->ents[1].name = strdup("..");
+	d->ents[0].st.type = d->ents[1].st.type = PNFS_DIR;
+	d->n = 2;
+	while ((e = pnfs_readdir(pd)) && d->n < cap) {
+		d->ents[d->n].name = strdup(e->name);
+		d->ents[d->n].st = e->st;
+		if (!d->ents[d->n].name)
+			break;
+		d->n++;
+	}
+	pnfs_closedir(pd);
+	o->fi.fh = (uint64_t)(uintptr_t)d;
+	if (fuse_reply_open(o->req, &o->fi) != 0)
+		dirh_free(d);
+	op_free(o);
+}
+
+static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	NEED_NODE(req, n, ino);
+	struct op *o = op_new(req, OP_META);
+	if (!o)
+		return;
+	o->fi = *fi;
+	o->path = strdup(n->path);
+	if (!o->path) {
+		fail(o, -ENOMEM);
+		return;
+	}
+	SUBMIT(o, pnfs_opendir_async(M.ctx, n->path, opendir_cb, o));
+}
+
+static void do_readdir(fuse_req_t req, size_t size, off_t off, struct fuse_file_info *fi, int plus)
+{
+	struct dirh *d = (struct dirh *)(uintptr_t)fi->fh;
+	char *buf = malloc(size ? size : 1);
+	size_t used = 0;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	for (unsigned i = off < 0 ? 0 : (unsigned)off; i < d->n; i++) {
+		const struct dirent_copy *de = &d->ents[i];
+		struct fuse_entry_param e;
+		struct node *n = NULL;
+		size_t len;
+		int dots = i < 2;
+
+		memset(&e, 0, sizeof(e));
+		to_stat(&de->st, &e.attr);
+		if (dots)
+			e.attr.st_ino = 1;
+		if (!plus) {
+			len = fuse_add_direntry(req, buf + used, size - used, de->name, &e.attr, (off_t)i + 1);
+		} else {
+			if (!dots && M.ctx) {
+				char *p = child_path(&(struct node){ .path = d->path }, de->name);
+				n = p ? node_get(&de->st, type_of(de->st.type), p) : NULL;
+				free(p);
+				if (n) {
+					e.ino = n->ino;
+					e.generation = M.generation;
+					e.attr_timeout = M.attr_timeout;
+					e.entry_timeout = M.attr_timeout;
+				}
+			}
+			/* A file open here: its size from the server may be behind; leave its
+			 * attributes to a GETATTR. */
+			if (n && n->open)
+				e.attr_timeout = 0;
+			len = fuse_add_direntry_plus(req, buf + used, size - used, de->name, &e, (off_t)i + 1);
+		}
+		if (len > size - used) {
+			if (n)
+				node_maybe_free(n);
+			break;
+		}
+		if (n)
+			n->nlookup++;
+		used += len;
+	}
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	do_readdir(req, size, off, fi, 0);
+}
+
+static void ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)ino;
+	do_readdir(req, size, off, fi, 1);
+}
+
+static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	dirh_free((struct dirh *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+/* ---- namespace changes ---------------------------------------------------------------------- */
+
+/* The object is made: answer with its entry. */
+static void made_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	(void)data;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	entry_start(o);
+}
+
+static struct op *name_op(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct node *p = node_by_ino(parent);
+	struct op *o;
+
+	if (M.failed || !M.ctx) {
+		fuse_reply_err(req, EIO);
+		return NULL;
+	}
+	if (!p) {
+		fuse_reply_err(req, ESTALE);
+		return NULL;
+	}
+	o = op_new(req, OP_META);
+	if (!o)
+		return NULL;
+	o->path = child_path(p, name);
+	if (!o->path) {
+		fail(o, strlen(name) > NAME_MAX ? -ENAMETOOLONG : -ENOMEM);
+		return NULL;
+	}
+	return o;
+}
+
+static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct op *o = name_op(req, parent, name);
+	if (o)
+		SUBMIT(o, pnfs_mkdir_async(M.ctx, o->path, mode & 07777, made_cb, o));
+}
+
+static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	struct op *o = name_op(req, parent, name);
+	if (o)
+		SUBMIT(o, pnfs_symlink_async(M.ctx, link, o->path, made_cb, o));
+}
+
+static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct node *n = node_by_ino(ino);
+	struct op *o;
+
+	if (!n && !M.failed && M.ctx) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	o = name_op(req, newparent, newname);
+	if (o)
+		SUBMIT(o, pnfs_link_async(M.ctx, n->path, o->path, made_cb, o));
+}
+
+static void status_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	(void)data;
+	call_end(o);
+	fuse_reply_err(o->req, status < 0 ? errno_of(status) : 0);
+	op_free(o);
+}
+
+static void ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct op *o = name_op(req, parent, name);
+	if (o)
+		SUBMIT(o, pnfs_unlink_async(M.ctx, o->path, status_cb, o));
+}
+
+/* NFS REMOVE takes files and directories alike: rmdir first checks that it is one. */
+static void rmdir_stat_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	struct pnfs_stat *ps = data;
+	(void)ctx;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	if (ps->type != PNFS_DIR) {
+		fail(o, -ENOTDIR);
+		return;
+	}
+	SUBMIT(o, pnfs_unlink_async(M.ctx, o->path, status_cb, o));
+}
+
+static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct op *o = name_op(req, parent, name);
+	if (o)
+		SUBMIT(o, pnfs_stat_async(M.ctx, o->path, rmdir_stat_cb, o));
+}
+
+static void rename_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	(void)data;
+	call_end(o);
+	if (status >= 0)
+		nodes_renamed(o->path, o->path2);
+	fuse_reply_err(o->req, status < 0 ? errno_of(status) : 0);
+	op_free(o);
+}
+
+/* RENAME_NOREPLACE: the target must not exist (checked, then renamed: another client may still
+ * create it in between, as with any NFS client). */
+static void rename_check_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	(void)data;
+	call_end(o);
+	if (status >= 0 || status != -ENOENT) {
+		fail(o, status >= 0 ? -EEXIST : status);
+		return;
+	}
+	SUBMIT(o, pnfs_rename_async(M.ctx, o->path, o->path2, rename_cb, o));
+}
+
+static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	struct node *np = node_by_ino(newparent);
+	struct op *o;
+
+	if (flags & RENAME_EXCHANGE) {
+		fuse_reply_err(req, EINVAL); /* NFSv4 RENAME cannot swap */
+		return;
+	}
+	if (!np && !M.failed && M.ctx) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
+	o = name_op(req, parent, name);
+	if (!o)
+		return;
+	o->path2 = child_path(np, newname);
+	if (!o->path2) {
+		fail(o, strlen(newname) > NAME_MAX ? -ENAMETOOLONG : -ENOMEM);
+		return;
+	}
+	if (flags & RENAME_NOREPLACE)
+		SUBMIT(o, pnfs_stat_async(M.ctx, o->path2, rename_check_cb, o));
+	else
+		SUBMIT(o, pnfs_rename_async(M.ctx, o->path, o->path2, rename_cb, o));
+}
+
+static void readlink_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	fuse_reply_readlink(o->req, data);
+	op_free(o);
+}
+
+static void ll_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	NEED_NODE(req, n, ino);
+	struct op *o = op_new(req, OP_META);
+	if (!o)
+		return;
+	SUBMIT(o, pnfs_readlink_async(M.ctx, n->path, readlink_cb, o));
+}
+
+/* ---- files ---------------------------------------------------------------------------------- */
+
+static struct handle *handle_new(struct pnfs_fh *fh)
+{
+	struct handle *h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->fh = fh;
+	h->all_next = M.handles;
+	if (M.handles)
+		M.handles->all_prev = h;
+	M.handles = h;
+	return h;
+}
+
+static void handle_unregister(struct handle *h)
+{
+	if (h->node)
+		for (struct handle **pp = &h->node->open; *pp; pp = &(*pp)->node_next)
+			if (*pp == h) {
+				*pp = h->node_next;
+				break;
+			}
+	h->closing = 1;
+}
+
+static void handle_free(struct handle *h)
+{
+	if (h->all_prev)
+		h->all_prev->all_next = h->all_next;
+	else
+		M.handles = h->all_next;
+	if (h->all_next)
+		h->all_next->all_prev = h->all_prev;
+	if (h->node) {
+		h->node->nopen--;
+		node_maybe_free(h->node);
+	}
+	free(h);
+}
+
+static void open_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	struct handle *h;
+	(void)ctx;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	h = handle_new(data);
+	if (!h) {
+		(void)pnfs_close_async(M.ctx, data, NULL, NULL);
+		fail(o, -ENOMEM);
+		return;
+	}
+	if (o->create) {
+		/* The entry comes from the open file (its fileid and attributes). */
+		o->h = h;
+		SUBMIT(o, pnfs_fstat_async(M.ctx, h->fh, entry_fstat_cb, o));
+		return;
+	}
+	h->node = o->node;
+	o->node->nopen++;
+	h->node_next = o->node->open;
+	o->node->open = h;
+	/* Close-to-open: what the kernel holds of the file's attributes is dropped, so the size and
+	 * times of this open come from the server (or this open handle); its pages go too, the file
+	 * being opened without keep_cache. */
+	(void)fuse_lowlevel_notify_inval_inode(M.se, o->node->ino, -1, 0);
+	o->fi.fh = (uint64_t)(uintptr_t)h;
+	o->fi.direct_io = 0;
+	o->fi.keep_cache = 0;
+	if (fuse_reply_open(o->req, &o->fi) != 0) {
+		handle_unregister(h);
+		(void)pnfs_close_async(M.ctx, h->fh, NULL, NULL);
+		handle_free(h);
+	}
+	op_free(o);
+}
+
+static int open_flags(int flags)
+{
+	return flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_SYNC | O_DSYNC);
+}
+
+static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	NEED_NODE(req, n, ino);
+	struct op *o = op_new(req, OP_META);
+	if (!o)
+		return;
+	o->node = n;
+	o->fi = *fi;
+	SUBMIT(o, pnfs_open_async(M.ctx, n->path, open_flags(fi->flags), 0, open_cb, o));
+}
+
+static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
+{
+	struct op *o = name_op(req, parent, name);
+	if (!o)
+		return;
+	o->fi = *fi;
+	o->create = 1;
+	SUBMIT(o, pnfs_open_async(M.ctx, o->path, open_flags(fi->flags | O_CREAT), mode & 07777, open_cb, o));
+}
+
+static void read_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	(void)data;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	M.read_bytes += (uint64_t)status;
+	fuse_reply_buf(o->req, o->buf, (size_t)status);
+	op_free(o);
+}
+
+static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct handle *h = H(fi);
+	struct op *o;
+	(void)ino;
+	NEED_MOUNT(req);
+	o = op_new(req, OP_READ);
+	if (!o)
+		return;
+	o->buf = malloc(size ? size : 1);
+	if (!o->buf) {
+		fail(o, -ENOMEM);
+		return;
+	}
+	M.reads++;
+	o->h = h;
+	SUBMIT(o, pnfs_pread_async(M.ctx, h->fh, o->buf, size, (uint64_t)off, read_cb, o));
+}
+
+static void write_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	(void)data;
+	call_end(o);
+	if (status < 0) {
+		fail(o, status);
+		return;
+	}
+	M.write_bytes += (uint64_t)status;
+	fuse_reply_write(o->req, (size_t)status);
+	op_free(o);
+}
+
+static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct handle *h = H(fi);
+	struct op *o;
+	(void)ino;
+	NEED_MOUNT(req);
+	o = op_new(req, OP_WRITE);
+	if (!o)
+		return;
+	/* The request's buffer is reused for the next request: the data is copied for the call. */
+	o->buf = malloc(size ? size : 1);
+	if (!o->buf) {
+		fail(o, -ENOMEM);
+		return;
+	}
+	memcpy(o->buf, buf, size);
+	M.writes++;
+	if (size > M.write_max_bytes)
+		M.write_max_bytes = size;
+	if (size == MOUNT_MAX_WRITE_BYTES)
+		M.writes_max_size++;
+	SUBMIT(o, pnfs_pwrite_async(M.ctx, h->fh, o->buf, size, (uint64_t)off, write_cb, o));
+}
+
+static void sync_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	(void)data;
+	call_end(o);
+	stats_write(); /* so that what a closed file moved is in the stats file when close(2) returns */
+	fuse_reply_err(o->req, status < 0 ? errno_of(status) : 0);
+	op_free(o);
+}
+
+/* Every close(2) of a descriptor: commit what it wrote, so that the next open elsewhere sees it. */
+static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct op *o;
+	(void)ino;
+	NEED_MOUNT(req);
+	o = op_new(req, OP_META);
+	if (o)
+		SUBMIT(o, pnfs_fsync_async(M.ctx, H(fi)->fh, sync_cb, o));
+}
+
+static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)datasync;
+	ll_flush(req, ino, fi);
+}
+
+static void release_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
+{
+	struct op *o = priv;
+	(void)ctx;
+	(void)data;
+	(void)status; /* flush reported a failure to commit; a later one has no one to tell */
+	call_end(o);
+	handle_free(o->h);
+	fuse_reply_err(o->req, 0);
+	op_free(o);
+}
+
+static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct handle *h = H(fi);
+	struct op *o;
+	(void)ino;
+	if (!M.ctx) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	handle_unregister(h);
+	o = op_new(req, OP_META);
+	if (!o) {
+		(void)pnfs_close_async(M.ctx, h->fh, NULL, NULL);
+		handle_free(h);
+		return;
+	}
+	o->h = h;
+	SUBMIT(o, pnfs_close_async(M.ctx, h->fh, release_cb, o));
+}
+
+/* ---- the session ---------------------------------------------------------------------------- */
+
+/* The stats file (-o stats=FILE): written whole under a temporary name, then renamed over. */
+static void stats_write(void)
+{
+	char tmp[PATH_MAX + 8];
+	struct pnfs_stats ps;
+	FILE *f;
+
+	if (!M.stats_path[0])
+		return;
+	memset(&ps, 0, sizeof(ps));
+	if (M.ctx)
+		pnfs_get_stats(M.ctx, &ps);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", M.stats_path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f,
+		"requests %llu\ncalls_in_flight %u\ncalls_in_flight_max %u\nreads_in_flight_max %u\n"
+		"writes_in_flight_max %u\nfiles_reading_max %u\nreads %llu\nread_bytes %llu\nwrites %llu\nwrite_bytes %llu\n"
+		"write_max_bytes %llu\nwrites_of_max_write %llu\ndirect_bytes_read %llu\n"
+		"direct_bytes_written %llu\nmds_data_read %llu\nmds_data_written %llu\nlayoutcommits %llu\n",
+		(unsigned long long)M.requests, M.inflight, M.inflight_max, M.reads_inflight_max,
+		M.writes_inflight_max, M.files_reading_max, (unsigned long long)M.reads, (unsigned long long)M.read_bytes,
+		(unsigned long long)M.writes, (unsigned long long)M.write_bytes,
+		(unsigned long long)M.write_max_bytes, (unsigned long long)M.writes_max_size,
+		(unsigned long long)ps.direct_bytes_read, (unsigned long long)ps.direct_bytes_written,
+		(unsigned long long)ps.mds_data_read, (unsigned long long)ps.mds_data_written,
+		(unsigned long long)ps.layoutcommits);
+	if (fclose(f) == 0)
+		(void)rename(tmp, M.stats_path);
+	M.stats_dirty = 0;
+}
+
+static void ll_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	conn->max_write = MOUNT_MAX_WRITE_BYTES;
+	conn->max_readahead = MOUNT_MAX_WRITE_BYTES;
+	conn->want |= FUSE_CAP_ASYNC_READ;
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
+	/* Write-through: a write(2) is answered once libpnfs has it, close(2) commits. */
+	conn->want &= ~(unsigned)(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+				  FUSE_CAP_SPLICE_MOVE);
+}
+
+/* The end of the session: calls in flight finish, every file still open here (the kernel sent no
+ * release, as after an aborted connection) is committed and closed, then the client leaves. */
+static void ll_destroy(void *userdata)
+{
+	(void)userdata;
+	if (!M.ctx)
+		return;
+	while (pnfs_outstanding(M.ctx) > 0)
+		if (pnfs_run_once(M.ctx, 1000) < 0)
+			break;
+	while (M.handles) {
+		struct handle *h = M.handles;
+		int rc = 0;
+		if (!h->closing) {
+			handle_unregister(h);
+			rc = pnfs_close(M.ctx, h->fh);
+		}
+		if (rc < 0)
+			fprintf(stderr, "pnfs mount: closing %s at unmount: %s\n", h->node ? h->node->path : "a file",
+				pnfs_get_error(M.ctx));
+		handle_free(h);
+	}
+	stats_write();
+	if (!M.failed)
+		(void)pnfs_umount(M.ctx);
+	pnfs_context_destroy(M.ctx);
+	M.ctx = NULL;
+}
+
+static const struct fuse_lowlevel_ops ll_ops = {
+	.init = ll_init,
+	.destroy = ll_destroy,
+	.lookup = ll_lookup,
+	.forget = ll_forget,
+	.forget_multi = ll_forget_multi,
+	.getattr = ll_getattr,
+	.setattr = ll_setattr,
+	.readlink = ll_readlink,
+	.mkdir = ll_mkdir,
+	.unlink = ll_unlink,
+	.rmdir = ll_rmdir,
+	.symlink = ll_symlink,
+	.rename = ll_rename,
+	.link = ll_link,
+	.open = ll_open,
+	.read = ll_read,
+	.write = ll_write,
+	.flush = ll_flush,
+	.release = ll_release,
+	.fsync = ll_fsync,
+	.opendir = ll_opendir,
+	.readdir = ll_readdir,
+	.readdirplus = ll_readdirplus,
+	.releasedir = ll_releasedir,
+	.statfs = ll_statfs,
+	.create = ll_create,
+};
+
+/* The loop: requests from /dev/fuse are started, libpnfs's completions answered, until the
+ * session ends (unmounted, or a signal). */
+static void session_loop(void)
+{
+	struct fuse_buf fbuf;
+	int ffd = fuse_session_fd(M.se);
+	time_t last_stats = 0;
+
+	memset(&fbuf, 0, sizeof(fbuf));
+	(void)fcntl(ffd, F_SETFL, fcntl(ffd, F_GETFL) | O_NONBLOCK);
+	while (!fuse_session_exited(M.se)) {
+		struct pollfd p[2] = { { .fd = ffd, .events = POLLIN }, { .fd = -1 } };
+		int n;
+
+		if (M.ctx) {
+			p[1].fd = pnfs_get_fd(M.ctx);
+			p[1].events = (short)pnfs_which_events(M.ctx);
+		}
+		n = poll(p, 2, 1000);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && M.ctx && p[1].revents)
+			(void)pnfs_service(M.ctx, p[1].revents);
+		if (n > 0 && p[0].revents) {
+			/* A batch of requests, then libpnfs again, so neither side starves. */
+			for (int i = 0; i < 64 && !fuse_session_exited(M.se); i++) {
+				int r = fuse_session_receive_buf(M.se, &fbuf);
+				if (r == -EAGAIN || r == -EINTR || r == 0)
+					break;
+				if (r == -ENOENT) /* a request interrupted before it was read */
+					continue;
+				if (r < 0) {
+					fuse_session_exit(M.se);
+					break;
+				}
+				fuse_session_process_buf(M.se, &fbuf);
+			}
+		}
+		if (M.stats_dirty && time(NULL) != last_stats) {
+			stats_write();
+			last_stats = time(NULL);
+		}
+	}
+	free(fbuf.mem);
+}
+
+/* Mount, go to the background (unless fg), make the context, serve until unmounted. */
+static int run_session(int argc, char **argv, const char *mp, int fg)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	int rc = 1;
+
+	M.generation = (uint64_t)time(NULL);
+	M.next_ino = FUSE_ROOT_ID + 1;
+	M.root.ino = FUSE_ROOT_ID;
+	M.root.type_mode = S_IFDIR;
+	M.root.nlookup = 1;
+	M.root.path = M.base;
+	M.se = fuse_session_new(&args, &ll_ops, sizeof(ll_ops), NULL);
+	if (!M.se)
+		goto out;
+	if (fuse_set_signal_handlers(M.se) != 0)
+		goto out_destroy;
+	if (fuse_session_mount(M.se, mp) != 0)
+		goto out_signals;
+	if (fuse_daemonize(fg) != 0)
+		goto out_unmount;
 	rc = pnfs_context_create(&M.opts, &M.ctx);
 	if (rc == 0)
 		rc = pnfs_mount(M.ctx, M.url.host, M.url.port, "/");
@@ -147,300 +1458,24 @@ static void *op_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 			M.ctx ? pnfs_get_error(M.ctx) : strerror(-rc));
 		M.failed = 1;
 	}
-	return NULL;
-}
-
-static void op_destroy(void *priv)
-{
-	(void)priv;
-	pthread_mutex_lock(&M.lock);
-	if (M.ctx) {
-		/* Open files are closed (committed, layouts returned) by the unmount. */
-		if (!M.failed)
-			(void)pnfs_umount(M.ctx);
+	session_loop();
+	rc = M.failed;
+out_unmount:
+	fuse_session_unmount(M.se);
+out_signals:
+	fuse_remove_signal_handlers(M.se);
+out_destroy:
+	fuse_session_destroy(M.se); /* ll_destroy: commit and close what is still open */
+	M.se = NULL;
+	if (M.ctx) { /* the kernel never sent INIT */
+		(void)pnfs_umount(M.ctx);
 		pnfs_context_destroy(M.ctx);
 		M.ctx = NULL;
 	}
-	pthread_mutex_unlock(&M.lock);
+out:
+	fuse_opt_free_args(&args);
+	return rc ? 1 : 0;
 }
-
-static int op_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
-{
-	char b[PATH_MAX];
-	struct pnfs_stat ps;
-	const char *p = spath(path, b, sizeof(b));
-	struct pnfs_fh *fh = FH(fi);
-	int rc;
-
-	pthread_mutex_lock(&M.lock);
-	if (M.failed) {
-		rc = -EIO;
-	} else if (fh) {
-		rc = pnfs_fstat(M.ctx, fh, &ps);
-	} else {
-		/* The name as the server has it; if it still names a file open here, that file's
-		 * own view (its size counts writes not yet committed). */
-		struct pnfs_fh *open = open_find(p);
-		struct pnfs_stat os;
-		rc = pnfs_stat(M.ctx, p, &ps);
-		if (rc == 0 && open && pnfs_fstat(M.ctx, open, &os) == 0 && os.fileid == ps.fileid)
-			ps = os;
-	}
-	pthread_mutex_unlock(&M.lock);
-	if (rc < 0)
-		return rc;
-	to_stat(&ps, st);
-	return 0;
-}
-
-static int op_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off, struct fuse_file_info *fi,
-		      enum fuse_readdir_flags flags)
-{
-	char b[PATH_MAX];
-	struct pnfs_dir *d = NULL;
-	const struct pnfs_dirent *e;
-	int rc;
-	(void)off;
-	(void)fi;
-	(void)flags;
-
-	rc = LOCKED(pnfs_opendir(M.ctx, spath(path, b, sizeof(b)), &d));
-	if (rc < 0)
-		return rc;
-	fill(buf, ".", NULL, 0, 0);
-	fill(buf, "..", NULL, 0, 0);
-	while ((e = pnfs_readdir(d))) {
-		struct stat st;
-		to_stat(&e->st, &st);
-		if (fill(buf, e->name, &st, 0, FUSE_FILL_DIR_PLUS))
-			break;
-	}
-	pnfs_closedir(d);
-	return 0;
-}
-
-static int do_open(const char *path, int flags, mode_t mode, struct fuse_file_info *fi)
-{
-	char b[PATH_MAX];
-	struct pnfs_fh *fh = NULL;
-	int keep = flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_SYNC | O_DSYNC);
-	const char *p = spath(path, b, sizeof(b));
-	int rc;
-
-	pthread_mutex_lock(&M.lock);
-	rc = M.failed ? -EIO : pnfs_open(M.ctx, p, keep, mode & 07777, &fh);
-	if (rc == 0)
-		open_add(p, fh);
-	pthread_mutex_unlock(&M.lock);
-	if (rc < 0)
-		return rc;
-	fi->fh = (uint64_t)(uintptr_t)fh;
-	fi->direct_io = 0;
-	return 0;
-}
-
-static int op_open(const char *path, struct fuse_file_info *fi)
-{
-	return do_open(path, fi->flags, 0, fi);
-}
-
-static int op_create(const char *path, mode_t mode, struct fuse_file_info *fi)
-{
-	return do_open(path, fi->flags | O_CREAT, mode, fi);
-}
-
-static int op_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
-{
-	(void)path;
-	return (int)LOCKED(pnfs_pread(M.ctx, FH(fi), buf, size, (uint64_t)off));
-}
-
-static int op_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
-{
-	(void)path;
-	return (int)LOCKED(pnfs_pwrite(M.ctx, FH(fi), buf, size, (uint64_t)off));
-}
-
-/* Every close(2) of a descriptor: commit what it wrote, so that the next open elsewhere sees it. */
-static int op_flush(const char *path, struct fuse_file_info *fi)
-{
-	(void)path;
-	return LOCKED(pnfs_fsync(M.ctx, FH(fi)));
-}
-
-static int op_fsync(const char *path, int datasync, struct fuse_file_info *fi)
-{
-	(void)path;
-	(void)datasync;
-	return LOCKED(pnfs_fsync(M.ctx, FH(fi)));
-}
-
-static int op_release(const char *path, struct fuse_file_info *fi)
-{
-	(void)path;
-	pthread_mutex_lock(&M.lock);
-	open_del(FH(fi));
-	if (M.ctx)
-		(void)pnfs_close(M.ctx, FH(fi));
-	pthread_mutex_unlock(&M.lock);
-	return 0;
-}
-
-static int op_truncate(const char *path, off_t size, struct fuse_file_info *fi)
-{
-	char b[PATH_MAX];
-	struct pnfs_fh *fh = NULL;
-	int rc;
-
-	if (FH(fi))
-		return LOCKED(pnfs_ftruncate(M.ctx, FH(fi), (uint64_t)size));
-	rc = LOCKED(pnfs_open(M.ctx, spath(path, b, sizeof(b)), O_WRONLY, 0, &fh));
-	if (rc < 0)
-		return rc;
-	rc = LOCKED(pnfs_ftruncate(M.ctx, fh, (uint64_t)size));
-	{
-		int rc2 = LOCKED(pnfs_close(M.ctx, fh));
-		if (rc == 0)
-			rc = rc2;
-	}
-	return rc;
-}
-
-static int op_mkdir(const char *path, mode_t mode)
-{
-	char b[PATH_MAX];
-	return LOCKED(pnfs_mkdir(M.ctx, spath(path, b, sizeof(b)), mode & 07777));
-}
-
-static int op_unlink(const char *path)
-{
-	char b[PATH_MAX];
-	return LOCKED(pnfs_unlink(M.ctx, spath(path, b, sizeof(b))));
-}
-
-static int op_rmdir(const char *path)
-{
-	char b[PATH_MAX];
-	struct pnfs_stat ps;
-	const char *p = spath(path, b, sizeof(b));
-	int rc = LOCKED(pnfs_stat(M.ctx, p, &ps));
-	if (rc < 0)
-		return rc;
-	if (ps.type != PNFS_DIR)
-		return -ENOTDIR;
-	return LOCKED(pnfs_unlink(M.ctx, p));
-}
-
-static int op_rename(const char *from, const char *to, unsigned int flags)
-{
-	char b1[PATH_MAX], b2[PATH_MAX];
-	const char *t = spath(to, b2, sizeof(b2));
-
-	if (flags & RENAME_EXCHANGE)
-		return -EINVAL; /* NFSv4 RENAME cannot swap */
-	if (flags & RENAME_NOREPLACE) {
-		struct pnfs_stat ps;
-		int rc = LOCKED(pnfs_stat(M.ctx, t, &ps));
-		if (rc == 0)
-			return -EEXIST;
-		if (rc != -ENOENT)
-			return rc;
-	}
-	{
-		const char *f = spath(from, b1, sizeof(b1));
-		int rc;
-		pthread_mutex_lock(&M.lock);
-		rc = M.failed ? -EIO : pnfs_rename(M.ctx, f, t);
-		if (rc == 0)
-			open_rename(f, t);
-		pthread_mutex_unlock(&M.lock);
-		return rc;
-	}
-}
-
-static int op_symlink(const char *target, const char *linkpath)
-{
-	char b[PATH_MAX];
-	return LOCKED(pnfs_symlink(M.ctx, target, spath(linkpath, b, sizeof(b))));
-}
-
-static int op_readlink(const char *path, char *buf, size_t size)
-{
-	char b[PATH_MAX];
-	int rc = LOCKED(pnfs_readlink(M.ctx, spath(path, b, sizeof(b)), buf, size));
-	return rc < 0 ? rc : 0;
-}
-
-static int op_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
-{
-	char b[PATH_MAX];
-	(void)fi;
-	return LOCKED(pnfs_chmod(M.ctx, spath(path, b, sizeof(b)), mode & 07777));
-}
-
-/* NFSv4 owners are strings; libpnfs sets none yet: a chown that changes nothing succeeds (tar
- * and cp -p as the files' owner), any other is refused. */
-static int op_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
-{
-	struct stat st;
-	int rc = op_getattr(path, &st, fi);
-	if (rc < 0)
-		return rc;
-	if ((uid == (uid_t)-1 || uid == st.st_uid) && (gid == (gid_t)-1 || gid == st.st_gid))
-		return 0;
-	return -EPERM;
-}
-
-static int op_utimens(const char *path, const struct timespec ts[2], struct fuse_file_info *fi)
-{
-	char b[PATH_MAX];
-	(void)fi;
-	return LOCKED(pnfs_utimens(M.ctx, spath(path, b, sizeof(b)), ts));
-}
-
-static int op_statfs(const char *path, struct statvfs *sv)
-{
-	char b[PATH_MAX];
-	struct pnfs_statfs sf;
-	int rc = LOCKED(pnfs_statfs(M.ctx, spath(path, b, sizeof(b)), &sf));
-	if (rc < 0)
-		return rc;
-	memset(sv, 0, sizeof(*sv));
-	sv->f_bsize = sv->f_frsize = 4096;
-	sv->f_blocks = sf.total_bytes / 4096;
-	sv->f_bfree = sf.free_bytes / 4096;
-	sv->f_bavail = sf.avail_bytes / 4096;
-	sv->f_files = sf.total_files;
-	sv->f_ffree = sf.free_files;
-	sv->f_favail = sf.avail_files;
-	sv->f_namemax = 255;
-	return 0;
-}
-
-static const struct fuse_operations ops = {
-	.init = op_init,
-	.destroy = op_destroy,
-	.getattr = op_getattr,
-	.readdir = op_readdir,
-	.open = op_open,
-	.create = op_create,
-	.read = op_read,
-	.write = op_write,
-	.flush = op_flush,
-	.fsync = op_fsync,
-	.release = op_release,
-	.truncate = op_truncate,
-	.mkdir = op_mkdir,
-	.unlink = op_unlink,
-	.rmdir = op_rmdir,
-	.rename = op_rename,
-	.symlink = op_symlink,
-	.readlink = op_readlink,
-	.chmod = op_chmod,
-	.utimens = op_utimens,
-	.chown = op_chown,
-	.statfs = op_statfs,
-};
 
 static void mount_usage(FILE *f)
 {
@@ -474,6 +1509,15 @@ int pnfs_cli_mount(int argc, char **argv, const struct pnfs_opts *opts)
 		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			char *list = strdup(argv[++i]);
 			for (char *sv, *t = strtok_r(list, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
+				if (!strncmp(t, "stats=", 6)) {
+					if (t[6] != '/' || strlen(t + 6) >= sizeof(M.stats_path) - 8) {
+						fprintf(stderr, "pnfs mount: stats=FILE needs an absolute path\n");
+						free(list);
+						return 2;
+					}
+					snprintf(M.stats_path, sizeof(M.stats_path), "%s", t + 6);
+					continue;
+				}
 				if (!strncmp(t, "attr_timeout=", 13)) {
 					char *end;
 					M.attr_timeout = strtod(t + 13, &end);
@@ -525,6 +1569,7 @@ int pnfs_cli_mount(int argc, char **argv, const struct pnfs_opts *opts)
 		rc = pnfs_stat(probe, M.base, &ps);
 		if (rc == 0 && ps.type != PNFS_DIR)
 			rc = -ENOTDIR;
+		M.root.fileid = ps.fileid;
 		if (rc < 0)
 			fprintf(stderr, "pnfs mount: %s: %s\n", M.base, strerror(-rc));
 	} else {
@@ -540,18 +1585,14 @@ int pnfs_cli_mount(int argc, char **argv, const struct pnfs_opts *opts)
 
 	snprintf(fsname, sizeof(fsname), "fsname=pnfs://%s:%d%s,subtype=pnfs", M.url.host, M.url.port, M.base);
 	fargv[fargc++] = "pnfs";
-	fargv[fargc++] = (char *)mp;
 	fargv[fargc++] = "-o";
 	fargv[fargc++] = fsname;
 	if (optbuf[0]) {
 		fargv[fargc++] = "-o";
 		fargv[fargc++] = optbuf;
 	}
-	if (fg)
-		fargv[fargc++] = "-f";
 	fargv[fargc] = NULL;
-	rc = fuse_main(fargc, fargv, &ops, NULL);
-	return rc == 0 && !M.failed ? 0 : 1;
+	return run_session(fargc, fargv, mp, fg);
 }
 
 int pnfs_cli_umount(int argc, char **argv)

@@ -1,4 +1,4 @@
-/* Namespace calls: stat, identity, statfs, chmod, mkdir, unlink, rename, symlink, readlink and whole-directory
+/* Namespace calls: stat, identity, statfs, chmod, mkdir, unlink, rename, link, symlink, readlink and whole-directory
  * reads. Each is one compound (a READDIR is one per batch of entries) built on the path walk. */
 #include "client/internal.h"
 
@@ -351,6 +351,42 @@ int pnfs_rename_async(struct pnfs_context *ctx, const char *from, const char *to
 		pc_utf8(&op->nfs_argop4_u.oprename.oldname, from_leaf);
 		pc_utf8(&op->nfs_argop4_u.oprename.newname, to_leaf);
 	}
+	pc_submit(c);
+	return 0;
+fail:
+	pc_compound_free(c);
+	pc_call_complete_later(&nc->call, rc);
+	return 0;
+}
+
+/* LINK: the walk to the existing object, SAVEFH, the walk to the new name's directory, LINK. */
+int pnfs_link_async(struct pnfs_context *ctx, const char *existing, const char *newpath, pnfs_cb cb,
+		    void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	const char *comp[PC_PATH_MAX_DEPTH];
+	struct pc_compound *c = path_compound(nc, "link", existing, 0, NULL, status_done);
+	nfs_argop4 *op;
+	int n, rc;
+
+	if (!c)
+		return 0;
+	snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what), " to %s", pc_path_show(ctx, newpath));
+	c->cachethis = 1;
+	pc_add(c, OP_SAVEFH);
+	n = pc_path_split(c, newpath, comp, PC_PATH_MAX_DEPTH);
+	if (n <= 0 || strcmp(comp[n - 1], "..") == 0) {
+		rc = pc_err(ctx, n < 0 ? n : -EINVAL, "%s: bad new path", c->what);
+		goto fail;
+	}
+	rc = pc_add_walk(c, comp, n - 1);
+	if (rc < 0) {
+		rc = pc_err(ctx, rc, "%s: too many path components", c->what);
+		goto fail;
+	}
+	op = pc_add(c, OP_LINK);
+	if (op)
+		pc_utf8(&op->nfs_argop4_u.oplink.newname, comp[n - 1]);
 	pc_submit(c);
 	return 0;
 fail:

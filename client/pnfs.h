@@ -182,6 +182,11 @@ int pnfs_unlink(struct pnfs_context *ctx, const char *path);
 int pnfs_rename_async(struct pnfs_context *ctx, const char *from, const char *to, pnfs_cb cb,
 		      void *private_data);
 int pnfs_rename(struct pnfs_context *ctx, const char *from, const char *to);
+/* A hard link (NFS LINK): newpath becomes another name of the file existing names (not a directory:
+ * -EISDIR; newpath taken: -EEXIST). */
+int pnfs_link_async(struct pnfs_context *ctx, const char *existing, const char *newpath, pnfs_cb cb,
+		    void *private_data);
+int pnfs_link(struct pnfs_context *ctx, const char *existing, const char *newpath);
 int pnfs_symlink_async(struct pnfs_context *ctx, const char *target, const char *linkpath, pnfs_cb cb,
 		       void *private_data);
 int pnfs_symlink(struct pnfs_context *ctx, const char *target, const char *linkpath);

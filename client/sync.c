@@ -126,6 +126,11 @@ int pnfs_rename(struct pnfs_context *ctx, const char *from, const char *to)
 	SYNC(pnfs_rename_async(ctx, from, to, sync_cb, &s));
 }
 
+int pnfs_link(struct pnfs_context *ctx, const char *existing, const char *newpath)
+{
+	SYNC(pnfs_link_async(ctx, existing, newpath, sync_cb, &s));
+}
+
 int pnfs_symlink(struct pnfs_context *ctx, const char *target, const char *linkpath)
 {
 	SYNC(pnfs_symlink_async(ctx, target, linkpath, sync_cb, &s));

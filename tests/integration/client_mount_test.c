@@ -7,6 +7,10 @@
 #include "tests/harness.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
+#include "client/pnfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +20,7 @@
 
 static struct test_lab *lab;
 static struct test_mds *mds;
-static char why[512], url[128], devs[2048], dir[400], mnt1[500], mnt2[500];
+static char why[512], url[128], devs[2048], dir[400], mnt1[500], mnt2[500], mnt3[500], mnt4[500];
 static int metrics_port, have_fuse;
 
 static int suite_init(void)
@@ -46,8 +50,12 @@ static int suite_init(void)
 	snprintf(dir, sizeof(dir), "%s", test_tmpdir("mount"));
 	snprintf(mnt1, sizeof(mnt1), "%s/m1", dir);
 	snprintf(mnt2, sizeof(mnt2), "%s/m2", dir);
+	snprintf(mnt3, sizeof(mnt3), "%s/m3", dir);
+	snprintf(mnt4, sizeof(mnt4), "%s/m4", dir);
 	mkdir(mnt1, 0755);
 	mkdir(mnt2, 0755);
+	mkdir(mnt3, 0755);
+	mkdir(mnt4, 0755);
 	if (test_run(NULL, "'%s' %s mount %s/ '%s' 2>&1", test_bin("pnfs"), devs, url, mnt1) != 0 ||
 	    test_run(NULL, "'%s' %s mount %s/ '%s' -o attr_timeout=0 2>&1", test_bin("pnfs"), devs, url, mnt2) != 0)
 		snprintf(why, sizeof(why), "pnfs mount failed");
@@ -58,6 +66,7 @@ static int suite_clean(void)
 {
 	if (have_fuse) {
 		(void)test_run(NULL, "fusermount3 -u '%s' 2>/dev/null; fusermount3 -u '%s' 2>/dev/null", mnt1, mnt2);
+		(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null; fusermount3 -uz '%s' 2>/dev/null", mnt3, mnt4);
 		tmds_down(mds);
 		if (lab)
 			lab_down(lab);
@@ -164,6 +173,186 @@ static void test_namespace_and_two_clients(void)
 	free(out);
 }
 
+/* A value of the mount's stats file (-o stats=FILE), -1 when absent. */
+static long long stat_of(const char *file, const char *name)
+{
+	char *out = NULL;
+	long long v = -1;
+	if (test_run(&out, "sed -n 's/^%s //p' '%s'", name, file) == 0 && out && *out)
+		v = strtoll(out, NULL, 10);
+	free(out);
+	return v;
+}
+
+/* Hard links: through the mount (ln), seen by the other mount as one file with two names; and
+ * libpnfs's pnfs_link refusing a directory and a name that exists. */
+static void test_link(void)
+{
+	struct pnfs_context *ctx = NULL;
+	struct pnfs_stat a, b;
+	char *out = NULL;
+	int rc;
+
+	NEED();
+	rc = test_run(&out,
+		      "M='%s'; N='%s'; bad=0\n"
+		      "head -c 300000 /dev/urandom > $M/orig; ln $M/orig $M/hard || { echo ln-failed; bad=1; }\n"
+		      "[ $(stat -c %%h $N/orig) = 2 ] || { echo nlink-not-2; bad=1; }\n"
+		      "[ $(stat -c %%i $N/orig) = $(stat -c %%i $N/hard) ] || { echo not-one-file; bad=1; }\n"
+		      "cmp -s $M/orig $N/hard || { echo data-differs; bad=1; }\n"
+		      "rm $M/orig; cmp -s $M/hard $N/hard && [ $(stat -c %%s $N/hard) = 300000 ] || { echo lost-by-rm; bad=1; }\n"
+		      "[ $(stat -c %%h $N/hard) = 1 ] || { echo nlink-not-1; bad=1; }\n"
+		      "mkdir $M/ldir; ln $M/ldir $M/ldir2 2>/dev/null && { echo dir-linked; bad=1; }\n"
+		      "rm $M/hard; rmdir $M/ldir\n"
+		      "echo bad=$bad\n",
+		      mnt1, mnt2);
+	if (!out || !strstr(out, "bad=0"))
+		fprintf(stderr, "\n  %s\n", out ? out : "");
+	CU_ASSERT(rc == 0 && out && strstr(out, "bad=0"));
+	free(out);
+
+	{
+		struct pnfs_opts o;
+		pnfs_opts_init(&o);
+		o.mds_io = 1; /* namespace calls only: no SAN needed */
+		CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL(pnfs_mkdir(ctx, "/linkdir", 0755), 0);
+	{
+		struct pnfs_fh *fh = NULL;
+		CU_ASSERT_EQUAL(pnfs_open(ctx, "/linkdir/a", O_WRONLY | O_CREAT, 0644, &fh), 0);
+		if (fh) {
+			CU_ASSERT_EQUAL(pnfs_pwrite(ctx, fh, "hello", 5, 0), 5);
+			CU_ASSERT_EQUAL(pnfs_close(ctx, fh), 0);
+		}
+	}
+	CU_ASSERT_EQUAL(pnfs_link(ctx, "/linkdir/a", "/linkdir/b"), 0);
+	CU_ASSERT_EQUAL(pnfs_stat(ctx, "/linkdir/a", &a), 0);
+	CU_ASSERT_EQUAL(pnfs_stat(ctx, "/linkdir/b", &b), 0);
+	CU_ASSERT_EQUAL(a.fileid, b.fileid);
+	CU_ASSERT_EQUAL(b.nlink, 2);
+	CU_ASSERT_EQUAL(b.size, 5);
+	CU_ASSERT_EQUAL(pnfs_link(ctx, "/linkdir/a", "/linkdir/b"), -EEXIST);
+	CU_ASSERT_EQUAL(pnfs_link(ctx, "/linkdir", "/linkdir2"), -EISDIR);
+	CU_ASSERT_EQUAL(pnfs_link(ctx, "/linkdir/none", "/linkdir/c"), -ENOENT);
+	CU_ASSERT_EQUAL(pnfs_unlink(ctx, "/linkdir/a"), 0);
+	CU_ASSERT_EQUAL(pnfs_stat(ctx, "/linkdir/b", &b), 0);
+	CU_ASSERT_EQUAL(b.nlink, 1);
+	CU_ASSERT_EQUAL(pnfs_unlink(ctx, "/linkdir/b"), 0);
+	CU_ASSERT_EQUAL(pnfs_unlink(ctx, "/linkdir"), 0);
+	(void)pnfs_umount(ctx);
+	pnfs_context_destroy(ctx);
+}
+
+/* Attribute caching: a change made through the other mount is seen after attr_timeout (mnt1: 1 s)
+ * by stat, and at once by a new open (close-to-open), even on a mount caching attributes for an
+ * hour. */
+static void test_attr_timeout(void)
+{
+	char *out = NULL;
+	int rc;
+
+	NEED();
+	rc = test_run(&out,
+		      "set -e; '%s' %s mount %s/ '%s' -o attr_timeout=3600 2>&1\n"
+		      "M='%s'; N='%s'; L='%s'; D='%s'; bad=0\n"
+		      "head -c 1000 /dev/urandom > $N/grow\n"
+		      "[ $(stat -c %%s $M/grow) = 1000 ] && [ $(stat -c %%s $L/grow) = 1000 ] || { echo first-size; bad=1; }\n"
+		      "head -c 50000 /dev/urandom > $D/grow; cp $D/grow $N/grow\n"
+		      "cmp -s $D/grow $L/grow || { echo open-saw-old-data; bad=1; }\n"
+		      "[ $(stat -c %%s $L/grow) = 50000 ] || { echo open-kept-old-size; bad=1; }\n"
+		      "sleep 1.5; [ $(stat -c %%s $M/grow) = 50000 ] || { echo stat-after-timeout-old; bad=1; }\n"
+		      "chmod 640 $N/grow; sleep 1.5; [ $(stat -c %%a $M/grow) = 640 ] || { echo mode-after-timeout-old; bad=1; }\n"
+		      "rm $N/grow; sleep 1.5; [ -e $M/grow ] && { echo name-after-timeout; bad=1; }\n"
+		      "fusermount3 -u $L\n"
+		      "echo bad=$bad\n",
+		      test_bin("pnfs"), devs, url, mnt3, mnt1, mnt2, mnt3, dir);
+	if (rc != 0 || !out || !strstr(out, "bad=0"))
+		fprintf(stderr, "\n  %s\n", out ? out : "");
+	CU_ASSERT(rc == 0);
+	CU_ASSERT(out && strstr(out, "bad=0"));
+	free(out);
+}
+
+/* Many requests in flight: two dd readers of two files at once have reads of both files
+ * outstanding together in libpnfs (the mount's stats file counts calls in flight); dd bs=1M
+ * writes reach libpnfs as 1 MiB writes. */
+static void test_concurrency_and_large_writes(void)
+{
+	char stats[600];
+	char *out = NULL;
+	long long w0;
+	int rc;
+
+	NEED();
+	snprintf(stats, sizeof(stats), "%s/stats", dir);
+	rc = test_run(&out, "'%s' %s mount %s/ '%s' -o stats=%s 2>&1", test_bin("pnfs"), devs, url, mnt3, stats);
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	free(out);
+	out = NULL;
+	rc = test_run(&out, "dd if=/dev/urandom of='%s/par1' bs=1M count=40 2>&1 && "
+		      "dd if=/dev/urandom of='%s/par2' bs=1M count=40 2>&1", mnt3, mnt3);
+	CU_ASSERT_EQUAL(rc, 0);
+	free(out);
+	out = NULL;
+	w0 = stat_of(stats, "writes_of_max_write");
+	CU_ASSERT(w0 >= 80);               /* every dd write of 1 MiB arrived whole */
+	CU_ASSERT(stat_of(stats, "write_max_bytes") == 1 << 20);
+	rc = test_run(&out,
+		      "M='%s'; N='%s'; (dd if=$M/par1 of=/dev/null bs=1M 2>/dev/null & dd if=$M/par2 of=/dev/null bs=1M 2>/dev/null & wait)\n"
+		      "cmp -s $M/par1 $N/par1 && cmp -s $M/par2 $N/par2 && echo same",
+		      mnt3, mnt2);
+	CU_ASSERT(rc == 0 && out && strstr(out, "same"));
+	free(out);
+	out = NULL;
+	if (stat_of(stats, "files_reading_max") < 2 || stat_of(stats, "reads_in_flight_max") < 2)
+		(void)test_run(NULL, "cat '%s' >&2", stats);
+	CU_ASSERT(stat_of(stats, "files_reading_max") >= 2);
+	CU_ASSERT(stat_of(stats, "reads_in_flight_max") >= 2);
+	CU_ASSERT(stat_of(stats, "direct_bytes_read") >= 80ll << 20);
+	CU_ASSERT_EQUAL(stat_of(stats, "mds_data_written"), 0);
+	(void)test_run(NULL, "rm -f '%s/par1' '%s/par2'; fusermount3 -u '%s'", mnt3, mnt3, mnt3);
+}
+
+/* Unmount with writes pending: a lazy unmount while a writer holds the file open, the writer
+ * writing on and closing after it; and a mount ended by SIGTERM under a writer that has not closed
+ * (the end of the session commits and closes the file). Another client reads every byte. */
+static void test_unmount_with_writes_pending(void)
+{
+	char *out = NULL;
+	int rc;
+
+	NEED();
+	rc = test_run(&out,
+		      "P='%s'; S='%s'; U='%s'; L='%s'; N='%s'; D='%s'; bad=0\n"
+		      "head -c 12582912 /dev/urandom > $D/lazy.src; head -c 9437184 /dev/urandom > $D/term.src\n"
+		      "$P $S mount $U/ $L -f > $D/lazy.log 2>&1 & pid=$!\n"
+		      "for i in $(seq 100); do grep -q \" $L \" /proc/mounts && break; sleep 0.1; done\n"
+		      "exec 3>$L/lazy; head -c 8388608 $D/lazy.src >&3\n"
+		      "fusermount3 -uz $L || { echo no-lazy-umount; bad=1; }\n"
+		      "tail -c +8388609 $D/lazy.src >&3; exec 3>&-\n"
+		      "wait $pid || { echo lazy-exit-$?; bad=1; }\n"
+		      "$P $S cp -q $U/lazy $D/lazy.back && cmp -s $D/lazy.src $D/lazy.back || { echo lazy-data-differs; bad=1; }\n"
+		      "cmp -s $D/lazy.src $N/lazy || { echo lazy-other-mount-differs; bad=1; }\n"
+		      "$P $S mount $U/ $L -f > $D/term.log 2>&1 & pid=$!\n"
+		      "for i in $(seq 100); do grep -q \" $L \" /proc/mounts && break; sleep 0.1; done\n"
+		      "exec 3>$L/term; cat $D/term.src >&3\n"
+		      "kill -TERM $pid; wait $pid\n"
+		      "exec 3>&-\n"
+		      "grep -q \" $L \" /proc/mounts && { echo still-mounted; bad=1; fusermount3 -uz $L; }\n"
+		      "$P $S cp -q $U/term $D/term.back && cmp -s $D/term.src $D/term.back || { echo term-data-differs; bad=1; }\n"
+		      "rm -f $N/lazy $N/term\n"
+		      "echo bad=$bad\n",
+		      test_bin("pnfs"), devs, url, mnt4, mnt2, dir);
+	if (rc != 0 || !out || !strstr(out, "bad=0")) {
+		fprintf(stderr, "\n  %s\n", out ? out : "");
+		(void)test_run(NULL, "cat '%s/lazy.log' '%s/term.log' >&2", dir, dir);
+	}
+	CU_ASSERT(out && strstr(out, "bad=0"));
+	free(out);
+}
+
 /* A wrong server or path fails the mount at once, with its reason, exit status 1; bad usage 2. */
 static void test_mount_errors(void)
 {
@@ -191,4 +380,8 @@ static void test_mount_errors(void)
 TEST_SUITE(client_mount, "integration/client_mount", suite_init, suite_clean,
 	   { "files of many sizes by dd, cp and tar, through layouts", test_files_of_many_sizes },
 	   { "namespace operations and two mounts", test_namespace_and_two_clients },
+	   { "hard links", test_link },
+	   { "attribute cache timeout and close-to-open", test_attr_timeout },
+	   { "two readers at once, 1 MiB writes", test_concurrency_and_large_writes },
+	   { "unmount with writes pending", test_unmount_with_writes_pending },
 	   { "mount errors", test_mount_errors });
