@@ -1,0 +1,280 @@
+/* pnfs mount when the server or the SAN goes away: pnfs-mds killed (SIGKILL) and not started again
+ * gives the application an error (not a hang) for a lookup and for fsync, and the mount can still
+ * be unmounted; pnfs-mds killed and started again under a writer that fsyncs each record loses
+ * no record fsync acknowledged. The watchdogs below only turn a hang into a failure. */
+#include "tests/harness.h"
+#include "tests/lab.h"
+#include "tests/mds/mdsd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1024 * 1024)
+
+static struct test_lab *lab;
+static struct test_mds *mds;
+static char why[512], url[128], devs[2048], dir[400], mnt[500];
+static int have_fuse;
+
+static int suite_init(void)
+{
+	int n;
+
+	have_fuse = access("/dev/fuse", R_OK | W_OK) == 0 && test_run(NULL, "command -v fusermount3 >/dev/null") == 0;
+	if (!have_fuse)
+		return 0;
+	lab = lab_up(4, "96M", NULL);
+	if (!lab) {
+		snprintf(why, sizeof(why), "no tgtd lab");
+		return 0;
+	}
+	mds = tmds_up(lab, NULL, "--lease-time 10 --grace-time 2", why, sizeof(why));
+	if (!mds)
+		return 0;
+	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d", mds->port);
+	n = 0;
+	for (int i = 0; i < lab->nluns; i++)
+		n += snprintf(devs + n, sizeof(devs) - (size_t)n, " --device '%s'", lab->urls[i]);
+	snprintf(dir, sizeof(dir), "%s", test_tmpdir("mountfaults"));
+	snprintf(mnt, sizeof(mnt), "%s/m", dir);
+	mkdir(mnt, 0755);
+	return 0;
+}
+
+static int suite_clean(void)
+{
+	if (have_fuse) {
+		(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null", mnt);
+		if (mds && mds->pid <= 0)
+			(void)tmds_start(mds);
+		tmds_down(mds);
+		if (lab)
+			lab_down(lab);
+	}
+	return 0;
+}
+
+#define NEED()                                                                      \
+	do {                                                                        \
+		TEST_SKIP_IF(!have_fuse, "no /dev/fuse or fusermount3 on this host"); \
+		if (why[0])                                                         \
+			fprintf(stderr, "\n  setup: %s\n", why);                    \
+		CU_ASSERT_FATAL(why[0] == 0);                                       \
+	} while (0)
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait for a child up to secs; 0 with its status, -1 (child killed with SIGKILL) on a hang. */
+static int wait_bounded(pid_t pid, int secs, int *status)
+{
+	double end = now_s() + secs;
+
+	while (now_s() < end) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return 0;
+		usleep(20000);
+	}
+	kill(pid, SIGKILL);
+	(void)waitpid(pid, status, 0);
+	return -1;
+}
+
+static int mount_it(const char *extra)
+{
+	return test_run(NULL, "'%s' %s %s mount %s/ '%s' 2>&1", test_bin("pnfs"), devs, extra, url, mnt);
+}
+
+/* Unmount (bounded by a watchdog); 0 when pnfs umount returned 0 and the mount is gone. */
+static int umount_bounded(void)
+{
+	return test_run(NULL, "timeout -s KILL 60 '%s' umount '%s' && ! grep -q ' %s ' /proc/mounts",
+			test_bin("pnfs"), mnt, mnt);
+}
+
+/* What the child reports: the errno of each step (0: it succeeded) and how long it took. */
+struct outcome {
+	int stat_err, write_err, fsync_err;
+	double stat_s, fsync_s;
+};
+
+/* pnfs-mds killed and not started again: stat of a new name and fsync of a file written through
+ * layouts return an error in a child before the watchdog, and the mount unmounts. */
+static void test_killed_mds_eio(void)
+{
+	char path[600], *buf = malloc(MIB);
+	struct outcome oc;
+	int fd, p[2], status = 0;
+	pid_t pid;
+
+	NEED();
+	CU_ASSERT_EQUAL_FATAL(mount_it("--io-timeout 2"), 0);
+	snprintf(path, sizeof(path), "%s/held", mnt);
+	test_fill_random(buf, MIB, 290);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(pwrite(fd, buf, MIB, 0), MIB);
+	CU_ASSERT_EQUAL(fsync(fd), 0);
+	CU_ASSERT_EQUAL(tmds_stop(mds, SIGKILL), 128 + SIGKILL);
+	CU_ASSERT_EQUAL_FATAL(pipe(p), 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		struct stat st;
+		char fresh[600];
+		double t;
+
+		close(p[0]);
+		memset(&oc, 0, sizeof(oc));
+		snprintf(fresh, sizeof(fresh), "%s/never-seen", mnt);
+		t = now_s();
+		oc.stat_err = stat(fresh, &st) == 0 ? 0 : errno;
+		oc.stat_s = now_s() - t;
+		t = now_s();
+		oc.write_err = pwrite(fd, buf, MIB, MIB) == MIB ? 0 : errno;
+		oc.fsync_err = fsync(fd) == 0 ? 0 : errno;
+		oc.fsync_s = now_s() - t;
+		if (write(p[1], &oc, sizeof(oc)) != sizeof(oc))
+			_exit(3);
+		_exit(0);
+	}
+	close(p[1]);
+	if (wait_bounded(pid, 60, &status) != 0)
+		CU_FAIL("stat or fsync did not return within 60 s of the server's death");
+	memset(&oc, 0, sizeof(oc));
+	CU_ASSERT_EQUAL(read(p[0], &oc, sizeof(oc)), (ssize_t)sizeof(oc));
+	close(p[0]);
+	fprintf(stderr, "\n  server killed: stat %s after %.1f s; write %s; fsync %s after %.1f s\n",
+		strerror(oc.stat_err), oc.stat_s, strerror(oc.write_err), strerror(oc.fsync_err), oc.fsync_s);
+	/* stat of a name never looked up must ask the server: an error, and not "no such file" */
+	CU_ASSERT(oc.stat_err != 0 && oc.stat_err != ENOENT);
+	CU_ASSERT(oc.write_err != 0 || oc.fsync_err != 0);
+	close(fd);
+	CU_ASSERT_EQUAL(umount_bounded(), 0);
+	(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null", mnt);
+	CU_ASSERT_EQUAL(tmds_start(mds), 0);
+	free(buf);
+}
+
+/* Record i of the writer: 1 MiB of bytes from seed 1000 + i. */
+static void record(char *buf, int i)
+{
+	test_fill_random(buf, MIB, 1000 + (uint64_t)i);
+}
+
+/* pnfs-mds killed (SIGKILL) under a writer of 1 MiB records, each fsynced, and started again on the
+ * same pool 1.5 s later: the writer rides through (the client retries), and every record whose
+ * fsync returned reads back exactly, through the mount and through pnfs cp. */
+static void test_mds_restart_under_writer(void)
+{
+	enum { RECORDS = 40, KILL_AFTER = 6 };
+	char path[600], local[600], *buf = malloc(MIB), *back = malloc(MIB);
+	int p[2], status = 0, acked = 0, rc, werr = 0;
+	long long off;
+	double t0 = 0;
+	FILE *in;
+	pid_t pid;
+
+	NEED();
+	CU_ASSERT_EQUAL_FATAL(mount_it(""), 0);
+	snprintf(path, sizeof(path), "%s/records", mnt);
+	CU_ASSERT_EQUAL_FATAL(pipe(p), 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		close(p[0]);
+		if (fd < 0)
+			_exit(2);
+		for (int i = 0; i < RECORDS; i++) {
+			record(buf, i);
+			if (pwrite(fd, buf, MIB, (off_t)i * MIB) != MIB || fsync(fd) != 0) {
+				dprintf(p[1], "error %d %d\n", i, errno);
+				_exit(1);
+			}
+			dprintf(p[1], "%lld\n", (long long)i * MIB);
+		}
+		_exit(close(fd) == 0 ? 0 : 1);
+	}
+	close(p[1]);
+	in = fdopen(p[0], "r");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+	{
+		char line[128];
+		while (fgets(line, sizeof(line), in)) {
+			int ei, en;
+			if (sscanf(line, "error %d %d", &ei, &en) == 2) {
+				fprintf(stderr, "\n  writer: record %d: %s\n", ei, strerror(en));
+				werr = en;
+				break;
+			}
+			off = strtoll(line, NULL, 10);
+			CU_ASSERT_EQUAL(off, (long long)acked * MIB);
+			acked++;
+			if (acked == KILL_AFTER) {
+				CU_ASSERT_EQUAL(tmds_stop(mds, SIGKILL), 128 + SIGKILL);
+				usleep(1500 * 1000);
+				CU_ASSERT_EQUAL(tmds_start(mds), 0);
+				t0 = now_s();
+			}
+		}
+	}
+	fclose(in);
+	if (wait_bounded(pid, 120, &status) != 0)
+		CU_FAIL("the writer did not end within 120 s");
+	fprintf(stderr, "\n  %d records acknowledged; the writer ended %.1f s after the restart\n", acked,
+		t0 ? now_s() - t0 : 0.0);
+	CU_ASSERT_EQUAL(werr, 0);
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CU_ASSERT_EQUAL(acked, RECORDS);
+	/* every acknowledged record, through the mount */
+	{
+		int fd = open(path, O_RDONLY), bad = 0;
+		CU_ASSERT_FATAL(fd >= 0);
+		for (int i = 0; i < acked; i++) {
+			record(buf, i);
+			if (pread(fd, back, MIB, (off_t)i * MIB) != MIB || memcmp(buf, back, MIB) != 0)
+				bad++;
+		}
+		close(fd);
+		CU_ASSERT_EQUAL(bad, 0);
+	}
+	/* and through pnfs cp */
+	snprintf(local, sizeof(local), "%s/records.back", dir);
+	rc = test_run(NULL, "'%s' %s cp -q %s/records '%s'", test_bin("pnfs"), devs, url, local);
+	CU_ASSERT_EQUAL(rc, 0);
+	{
+		int fd = open(local, O_RDONLY), bad = 0;
+		CU_ASSERT_FATAL(fd >= 0);
+		for (int i = 0; i < acked; i++) {
+			record(buf, i);
+			if (pread(fd, back, MIB, (off_t)i * MIB) != MIB || memcmp(buf, back, MIB) != 0)
+				bad++;
+		}
+		close(fd);
+		CU_ASSERT_EQUAL(bad, 0);
+	}
+	unlink(local);
+	(void)unlink(path);
+	CU_ASSERT_EQUAL(umount_bounded(), 0);
+	(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null", mnt);
+	free(buf);
+	free(back);
+}
+
+TEST_SUITE(client_mount_faults, "integration/client_mount_faults", suite_init, suite_clean,
+	   { "killed_mds_eio", test_killed_mds_eio },
+	   { "mds_restart_under_writer", test_mds_restart_under_writer });
