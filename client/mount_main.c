@@ -308,9 +308,26 @@ static void call_end(struct op *o)
 		M.writes_inflight--;
 }
 
+/* The errno a file-system call gives the application. A lost connection to the server or a path
+ * to a LUN (refused, reset, timed out) is an I/O error to a program, as on a kernel NFS mount: a
+ * stat must not answer "Connection refused". */
 static int errno_of(int status)
 {
-	return status < 0 && -status < 4096 ? -status : EIO;
+	if (status >= 0 || -status >= 4096)
+		return EIO;
+	switch (-status) {
+	case ECONNREFUSED:
+	case ECONNRESET:
+	case ECONNABORTED:
+	case ETIMEDOUT:
+	case EPIPE:
+	case ENOTCONN:
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+		return EIO;
+	default:
+		return -status;
+	}
 }
 
 static void fail(struct op *o, int status)

@@ -1,7 +1,8 @@
 /* pnfs mount when the server or the SAN goes away: pnfs-mds killed (SIGKILL) and not started again
  * gives the application an error (not a hang) for a lookup and for fsync, and the mount can still
  * be unmounted; pnfs-mds killed and started again under a writer that fsyncs each record loses
- * no record fsync acknowledged. The watchdogs below only turn a hang into a failure. */
+ * no record fsync acknowledged; tgtd killed under a reader gives the read an error, not wrong bytes.
+ * The watchdogs below only turn a hang into a failure. */
 #include "tests/harness.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
@@ -37,7 +38,7 @@ static int suite_init(void)
 		snprintf(why, sizeof(why), "no tgtd lab");
 		return 0;
 	}
-	mds = tmds_up(lab, NULL, "--lease-time 10 --grace-time 2", why, sizeof(why));
+	mds = tmds_up(lab, NULL, "--lease-time 10 --grace-time 2 --lun-timeout 2", why, sizeof(why));
 	if (!mds)
 		return 0;
 	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d", mds->port);
@@ -159,9 +160,10 @@ static void test_killed_mds_eio(void)
 	close(p[0]);
 	fprintf(stderr, "\n  server killed: stat %s after %.1f s; write %s; fsync %s after %.1f s\n",
 		strerror(oc.stat_err), oc.stat_s, strerror(oc.write_err), strerror(oc.fsync_err), oc.fsync_s);
-	/* stat of a name never looked up must ask the server: an error, and not "no such file" */
-	CU_ASSERT(oc.stat_err != 0 && oc.stat_err != ENOENT);
-	CU_ASSERT(oc.write_err != 0 || oc.fsync_err != 0);
+	/* stat of a name never looked up must ask the server: an I/O error, and not "no such file"
+	 * nor a connection's errno; the write may be taken (through the layout), its fsync not */
+	CU_ASSERT_EQUAL(oc.stat_err, EIO);
+	CU_ASSERT(oc.write_err == EIO || (oc.write_err == 0 && oc.fsync_err == EIO));
 	close(fd);
 	CU_ASSERT_EQUAL(umount_bounded(), 0);
 	(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null", mnt);
@@ -275,6 +277,88 @@ static void test_mds_restart_under_writer(void)
 	free(back);
 }
 
+/* tgtd killed (SIGKILL) under a reader of a file through layouts: the read returns an error before
+ * the watchdog, and no byte it returned differs from the file's. The client gives up on the LUNs
+ * after --io-timeout and falls back to the MDS path, which gives up after the server's
+ * --lun-timeout (2 s here; at its default of 30 s per command the read outlasts the watchdog). */
+static void test_lost_lun_eio(void)
+{
+	enum { SIZE = 32 * MIB };
+	char src[600], path[600], *buf = malloc(SIZE), *back = malloc(SIZE);
+	int p[2], status = 0;
+	struct {
+		long long got;
+		int err;
+		double secs;
+	} r;
+	pid_t pid;
+
+	NEED();
+	snprintf(src, sizeof(src), "%s/lun.src", dir);
+	test_fill_random(buf, SIZE, 310);
+	{
+		FILE *f = fopen(src, "w");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+		CU_ASSERT_EQUAL(fwrite(buf, 1, SIZE, f), (size_t)SIZE);
+		fclose(f);
+	}
+	/* written by another client, so that the mount reads it from the LUNs, not from its cache */
+	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "'%s' %s cp -q '%s' %s/lun.bin", test_bin("pnfs"), devs, src, url), 0);
+	CU_ASSERT_EQUAL_FATAL(mount_it("--io-timeout 2"), 0);
+	snprintf(path, sizeof(path), "%s/lun.bin", mnt);
+	CU_ASSERT_EQUAL_FATAL(pipe(p), 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	if (pid == 0) {
+		int fd = open(path, O_RDONLY);
+		ssize_t n = 0;
+		double t;
+
+		close(p[0]);
+		memset(&r, 0, sizeof(r));
+		if (fd < 0)
+			_exit(2);
+		/* the first MiB read while the target is up, then wait for the parent to kill it */
+		if (read(fd, back, MIB) != MIB)
+			_exit(3);
+		r.got = MIB;
+		if (write(p[1], "r", 1) != 1)
+			_exit(3);
+		sleep(1); /* the parent kills tgtd meanwhile (it waits for our 'r') */
+		t = now_s();
+		while (r.got < SIZE && (n = read(fd, back + r.got, SIZE - (size_t)r.got)) > 0)
+			r.got += n;
+		r.err = n < 0 ? errno : 0;
+		r.secs = now_s() - t;
+		if (write(p[1], &r, sizeof(r)) != sizeof(r))
+			_exit(3);
+		_exit(memcmp(back, buf, (size_t)r.got) == 0 ? 0 : 4);
+	}
+	close(p[1]);
+	{
+		char c;
+		CU_ASSERT_EQUAL_FATAL(read(p[0], &c, 1), 1);
+	}
+	CU_ASSERT_EQUAL(lab_kill_target(lab), 0);
+	if (wait_bounded(pid, 90, &status) != 0)
+		CU_FAIL("the read did not return within 90 s of the target's death");
+	memset(&r, 0, sizeof(r));
+	CU_ASSERT_EQUAL(read(p[0], &r, sizeof(r)), (ssize_t)sizeof(r));
+	close(p[0]);
+	fprintf(stderr, "\n  target killed: read %s after %.1f s, %lld of %d bytes read\n", strerror(r.err), r.secs,
+		r.got, SIZE);
+	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0); /* 4: a byte read differs */
+	CU_ASSERT_EQUAL(r.err, EIO);
+	CU_ASSERT(r.got < SIZE);
+	CU_ASSERT_EQUAL(umount_bounded(), 0);
+	(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null", mnt);
+	CU_ASSERT_EQUAL(lab_restart(lab), 0);
+	unlink(src);
+	free(buf);
+	free(back);
+}
+
 TEST_SUITE(client_mount_faults, "integration/client_mount_faults", suite_init, suite_clean,
 	   { "killed_mds_eio", test_killed_mds_eio },
-	   { "mds_restart_under_writer", test_mds_restart_under_writer });
+	   { "mds_restart_under_writer", test_mds_restart_under_writer },
+	   { "lost_lun_eio", test_lost_lun_eio });
