@@ -1512,7 +1512,8 @@ static void mount_usage(FILE *f)
 		"The pnfs OPTIONS (--portal, --device, --initiator, --io-timeout, --mds-io, -v) come\n"
 		"before 'mount', or from client.conf and PNFS_* variables as for every command.\n"
 		"  -f                 stay in the foreground (default: return once mounted)\n"
-		"  -o attr_timeout=S  seconds attributes and names are cached (default 1)\n"
+		"  -o attr_timeout=S  seconds attributes and names are cached between opens (default 1)\n"
+		"  -o stats=FILE      keep the mount's counters (requests in flight, write sizes) in FILE\n"
 		"  -o OPT             any other FUSE mount option (allow_other, ro, ...)\n"
 		"Unmount with 'pnfs umount MOUNTPOINT' (fusermount3 -u): open files are committed\n"
 		"and their layouts returned first.\n");
