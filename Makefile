@@ -64,6 +64,8 @@ LINK_all    := $(LIB_tools) $(LIB_client) $(LIB_mds) $(LINK_blkmap)
 TEST_SRCS  := tests/harness.c tests/lab.c $(wildcard $(addprefix tests/,$(addsuffix /*.c,$(PARTS) integration kernel)))
 TEST_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_RUNNER := $(BUILD)/bin/pnfs-tests
+# Suites run in this many worker processes (most of a run waits on daemons and timeouts).
+TEST_JOBS ?= 3
 BENCH_LIB  := tests/bench/benchlab.c
 BENCH_SRCS := $(filter-out $(BENCH_LIB),$(wildcard tests/bench/*.c))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bin/bench-%,$(BENCH_SRCS))
@@ -88,7 +90,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-only
 
 test-only:
-	@PNFS_BIN=$(CURDIR)/$(BUILD)/bin PNFS_TOP=$(CURDIR) $(TEST_RUNNER) $(TESTS)
+	@PNFS_BIN=$(CURDIR)/$(BUILD)/bin PNFS_TOP=$(CURDIR) $(TEST_RUNNER) -j $(TEST_JOBS) $(TESTS)
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 all

@@ -13,8 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern const struct test_suite *const __start_pnfs_test_suites[] __attribute__((weak));
@@ -35,6 +39,11 @@ static int skipped_now;
 static int nskipped;
 static char skip_log[8192];
 static unsigned test_timeout_s = 300;
+static FILE *result_f;	  /* -j: this worker's results */
+static int unit_out_fd = -1; /* -j: the running unit's private output */
+static int real_out_fd = -1, lock_fd = -1;
+
+static void dump_unit_output(void);
 
 void test_skip(const char *fmt, ...)
 {
@@ -51,6 +60,10 @@ void test_skip(const char *fmt, ...)
 		nskipped++;
 		snprintf(skip_log + used, sizeof(skip_log) - used, "  skipped %s/%s: %s\n",
 			 s ? s->pName : "?", t ? t->pName : "?", reason);
+		if (result_f) {
+			fprintf(result_f, "skip %s/%s: %s\n", s ? s->pName : "?", t ? t->pName : "?", reason);
+			fflush(result_f);
+		}
 	}
 	skipped_now = 1;
 	printf("skipped (%s) ", reason);
@@ -254,6 +267,7 @@ static void on_signal(int sig)
 	}
 	run_cleanups();
 	remove_run_tmp();
+	dump_unit_output();
 	signal(sig, SIG_DFL);
 	if (sig == SIGALRM)
 		_exit(1);
@@ -263,6 +277,13 @@ static void on_signal(int sig)
 int test_is_root(void)
 {
 	return geteuid() == 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* CUnit calls a plain void(void); this trampoline finds the real case by suite and test name and
@@ -281,9 +302,15 @@ static void trampoline(void)
 			continue;
 		for (const struct test_case *c = suites[i]->cases; c->name; c++) {
 			if (strcmp(c->name, ct->pName) == 0) {
+				double t0 = now_s(), dt;
 				alarm(test_timeout_s);
 				c->fn();
 				alarm(0);
+				dt = now_s() - t0;
+				if (dt >= 2.0) {
+					printf("(%.1f s) ", dt);
+					fflush(stdout);
+				}
 				return;
 			}
 		}
@@ -321,27 +348,381 @@ static int suite_order(const void *a, const void *b)
 
 static void usage(void)
 {
-	printf("usage: pnfs-tests [--list] [PATTERN...]\n"
+	printf("usage: pnfs-tests [--list] [-j N] [PATTERN...]\n"
 	       "  PATTERN: a suite name, a part prefix (proto), or suite/test, shell globs allowed.\n"
+	       "  -j N: run suites in N worker processes (the kernel/ suites stay in one worker, one\n"
+	       "        guest at a time); each suite's output is printed whole when it ends.\n"
 	       "  env: PNFS_BIN (bin dir), PNFS_TOP (source top), PNFS_TEST_TIMEOUT (s per test),\n"
-	       "       PNFS_KEEP_TMP (keep temporary files).\n");
+	       "       PNFS_TEST_JOBS (default for -j), PNFS_KEEP_TMP (keep temporary files).\n");
+}
+
+/* Adds suite s's selected cases to CUnit's registry; returns how many, -1 on failure. */
+static int register_suite(const struct test_suite *s, int argc, char **argv)
+{
+	CU_pSuite cs = NULL;
+	int n = 0;
+
+	for (const struct test_case *c = s->cases; c->name; c++) {
+		if (!selected(s->name, c->name, argc, argv))
+			continue;
+		if (!cs) {
+			cs = CU_add_suite(s->name, s->init, s->cleanup);
+			if (!cs)
+				return -1;
+		}
+		if (!CU_add_test(cs, c->name, trampoline))
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+/* ---- Parallel runs (-j N) -------------------------------------------------------------------
+ * A unit is a suite, or all kernel/ suites together (each boots a guest: two at once would only
+ * fight over the two cores). The parent fills a pipe with unit numbers, longest-running kinds
+ * first, and forks N workers that each read the next number, run that unit with their output
+ * going to a private file, and print the file whole under a lock. Each worker appends its results
+ * to a file of its own, line by line, so a worker killed by a watchdog still accounts for what it
+ * finished, and the parent names the unit it died in. */
+
+struct unit {
+	const struct test_suite *s[64];
+	int n;
+	const char *name;
+};
+
+static struct unit *units;
+static int nunits;
+static double test_t0;
+
+static void w_suite_start(const CU_pSuite s)
+{
+	printf("Suite: %s\n", s->pName);
+}
+
+static void w_test_start(const CU_pTest t, const CU_pSuite s)
+{
+	(void)s;
+	printf("  Test: %s ...", t->pName);
+	fflush(stdout);
+	test_t0 = now_s();
+}
+
+static void w_test_complete(const CU_pTest t, const CU_pSuite s, const CU_pFailureRecord first)
+{
+	CU_pFailureRecord f = first;
+	if (!f) {
+		printf("passed\n");
+		fprintf(result_f, "pass %s/%s %.1f\n", s->pName, t->pName, now_s() - test_t0);
+	} else {
+		printf("FAILED\n");
+		fprintf(result_f, "fail %s/%s %.1f\n", s->pName, t->pName, now_s() - test_t0);
+		for (int k = 1; f; f = f->pNext, k++) {
+			printf("    %d. %s:%u  - %s\n", k, f->strFileName ? f->strFileName : "?", f->uiLineNumber,
+			       f->strCondition ? f->strCondition : "?");
+			fprintf(result_f, "why %s/%s %s:%u  - %s\n", s->pName, t->pName,
+				f->strFileName ? f->strFileName : "?", f->uiLineNumber,
+				f->strCondition ? f->strCondition : "?");
+		}
+	}
+	fflush(result_f);
+}
+
+static void w_suite_init_failed(const CU_pSuite s)
+{
+	printf("Suite %s: initialisation FAILED\n", s->pName);
+	fprintf(result_f, "fail %s/(init) 0\n", s->pName);
+	fflush(result_f);
+}
+
+/* Prints the running unit's output whole, under the lock the workers share. */
+static void dump_unit_output(void)
+{
+	char buf[65536];
+	ssize_t n;
+
+	if (unit_out_fd < 0)
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	flock(lock_fd, LOCK_EX);
+	lseek(unit_out_fd, 0, SEEK_SET);
+	while ((n = read(unit_out_fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(real_out_fd, buf + off, (size_t)(n - off));
+			if (w <= 0)
+				break;
+			off += w;
+		}
+	}
+	flock(lock_fd, LOCK_UN);
+}
+
+static void run_unit(const struct unit *u, int argc, char **argv)
+{
+	char path[] = "/tmp/pnfs-tests-out-XXXXXX";
+	int fd = mkstemp(path), saved2 = dup(2);
+	double t0 = now_s();
+
+	if (fd < 0 || saved2 < 0) {
+		perror("harness: unit output file");
+		_exit(2);
+	}
+	unlink(path);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(fd, 1);
+	dup2(fd, 2);
+	unit_out_fd = fd;
+	fprintf(result_f, "start %s\n", u->name);
+	fflush(result_f);
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		_exit(2);
+	for (int i = 0; i < u->n; i++)
+		if (register_suite(u->s[i], argc, argv) < 0)
+			_exit(2);
+	CU_set_suite_start_handler(w_suite_start);
+	CU_set_test_start_handler(w_test_start);
+	CU_set_test_complete_handler(w_test_complete);
+	CU_set_suite_init_failure_handler(w_suite_init_failed);
+	CU_set_suite_cleanup_failure_handler(w_suite_init_failed);
+	CU_run_all_tests();
+	CU_cleanup_registry();
+	printf("(%s: %.1f s)\n", u->name, now_s() - t0);
+	fprintf(result_f, "done %s %.1f\n", u->name, now_s() - t0);
+	fflush(result_f);
+	dump_unit_output();
+	unit_out_fd = -1;
+	dup2(real_out_fd, 1);
+	dup2(saved2, 2);
+	close(saved2);
+	close(fd);
+}
+
+static void worker(int id, int queue_fd, const char *result_dir, int argc, char **argv)
+{
+	char path[400];
+	int idx;
+
+	snprintf(path, sizeof(path), "%s/w%d", result_dir, id);
+	result_f = fopen(path, "w");
+	snprintf(path, sizeof(path), "%s/lock", result_dir);
+	lock_fd = open(path, O_RDWR | O_CREAT, 0600);
+	real_out_fd = dup(1);
+	if (!result_f || lock_fd < 0 || real_out_fd < 0) {
+		perror("harness: worker files");
+		_exit(2);
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGALRM, on_signal);
+	while (read(queue_fd, &idx, sizeof(idx)) == (ssize_t)sizeof(idx)) {
+		if (idx < 0 || idx >= nunits)
+			break;
+		run_unit(&units[idx], argc, argv);
+	}
+	fclose(result_f);
+	exit(0); /* atexit: the worker's cleanups and temporary directory */
+}
+
+static pid_t *workers;
+static int nworkers;
+
+static void parent_on_signal(int sig)
+{
+	for (int i = 0; i < nworkers; i++)
+		if (workers[i] > 0)
+			kill(workers[i], sig);
+	signal(sig, SIG_DFL);
+}
+
+static int unit_rank(const struct unit *u)
+{
+	if (strncmp(u->name, "kernel", 6) == 0)
+		return 0;
+	if (strncmp(u->name, "integration", 11) == 0)
+		return 1;
+	return 2;
+}
+
+static int unit_order(const void *a, const void *b)
+{
+	const struct unit *x = a, *y = b;
+	int rx = unit_rank(x), ry = unit_rank(y);
+	return rx != ry ? rx - ry : strcmp(x->name, y->name);
+}
+
+/* Reads the workers' result files and prints the run's summary; returns the exit status. */
+static int summarise(const char *result_dir, int jobs, double wall)
+{
+	int pass = 0, fail = 0, crashed = 0;
+	char failed[16384] = "", why[16384] = "", slow[8][160] = { "" };
+	double slow_s[8] = { 0 };
+
+	for (int w = 0; w < jobs; w++) {
+		char path[400], line[1200], cur[200] = "";
+		int open_unit = 0;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/w%d", result_dir, w);
+		f = fopen(path, "r");
+		if (!f) {
+			crashed++;
+			continue;
+		}
+		while (fgets(line, sizeof(line), f)) {
+			char name[1000];
+			double sec;
+			line[strcspn(line, "\n")] = 0;
+			if (sscanf(line, "start %199s", cur) == 1) {
+				open_unit = 1;
+			} else if (sscanf(line, "done %999s %lf", name, &sec) == 2) {
+				open_unit = 0;
+				for (int k = 0; k < 8; k++) {
+					if (sec > slow_s[k]) {
+						memmove(slow_s + k + 1, slow_s + k, (7 - k) * sizeof(slow_s[0]));
+						memmove(slow[k + 1], slow[k], (7 - k) * sizeof(slow[0]));
+						slow_s[k] = sec;
+						snprintf(slow[k], sizeof(slow[0]), "%s", name);
+						break;
+					}
+				}
+			} else if (sscanf(line, "pass %999s", name) == 1) {
+				pass++;
+			} else if (sscanf(line, "fail %999s", name) == 1) {
+				fail++;
+				snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed), "  %s\n", name);
+			} else if (strncmp(line, "why ", 4) == 0) {
+				snprintf(why + strlen(why), sizeof(why) - strlen(why), "  %s\n", line + 4);
+			} else if (strncmp(line, "skip ", 5) == 0) {
+				snprintf(skip_log + strlen(skip_log), sizeof(skip_log) - strlen(skip_log), "  skipped %s\n",
+					 line + 5);
+				nskipped++;
+			}
+		}
+		fclose(f);
+		if (open_unit) {
+			crashed++;
+			snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed),
+				 "  %s (its worker died; see its output above)\n", cur);
+		}
+	}
+	printf("\nRun summary (%d workers, %.0f s): %d tests, %d passed, %d failed%s\n", jobs, wall, pass + fail,
+	       pass, fail, crashed ? ", a worker died" : "");
+	printf("slowest units:");
+	for (int k = 0; k < 8 && slow[k][0]; k++)
+		printf(" %s %.0f s%s", slow[k], slow_s[k], k < 7 && slow[k + 1][0] ? "," : "\n");
+	if (nskipped)
+		printf("\n%d test(s) skipped:\n%s", nskipped, skip_log);
+	if (fail || crashed)
+		printf("\nFAILED:\n%s%s", failed, why);
+	printf("\n");
+	return fail || crashed ? 1 : 0;
+}
+
+static int run_parallel(const struct test_suite **sorted, int jobs, int argc, char **argv)
+{
+	char result_dir[] = "/tmp/pnfs-tests-run-XXXXXX";
+	int q[2], st = 0;
+	double t0 = now_s();
+
+	units = calloc(nsuites ? nsuites : 1, sizeof(*units));
+	if (!units || !mkdtemp(result_dir) || pipe(q) != 0)
+		return -1;
+	for (size_t i = 0; i < nsuites; i++) {
+		const struct test_suite *s = sorted[i];
+		int any = 0, kernel = strncmp(s->name, "kernel/", 7) == 0;
+		struct unit *u = NULL;
+		for (const struct test_case *c = s->cases; c->name && !any; c++)
+			any = selected(s->name, c->name, argc, argv);
+		if (!any)
+			continue;
+		for (int k = 0; kernel && k < nunits; k++)
+			if (strcmp(units[k].name, "kernel") == 0)
+				u = &units[k];
+		if (!u) {
+			u = &units[nunits++];
+			u->name = kernel ? "kernel" : s->name;
+		}
+		if (u->n < (int)(sizeof(u->s) / sizeof(u->s[0])))
+			u->s[u->n++] = s;
+	}
+	if (nunits < 2 || jobs < 2) {
+		rmdir(result_dir);
+		close(q[0]);
+		close(q[1]);
+		return -1; /* not worth it: the plain run */
+	}
+	qsort(units, (size_t)nunits, sizeof(*units), unit_order);
+	for (int i = 0; i < nunits; i++)
+		if (write(q[1], &i, sizeof(i)) != (ssize_t)sizeof(i))
+			return -1;
+	close(q[1]);
+	if (jobs > nunits)
+		jobs = nunits;
+	workers = calloc((size_t)jobs, sizeof(*workers));
+	if (!workers)
+		return -1;
+	printf("pnfs-tests: %d units in %d workers\n", nunits, jobs);
+	fflush(stdout);
+	for (int w = 0; w < jobs; w++) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			worker(w, q[0], result_dir, argc, argv);
+		}
+		workers[w] = pid;
+		nworkers = w + 1;
+	}
+	close(q[0]);
+	signal(SIGINT, parent_on_signal);
+	signal(SIGTERM, parent_on_signal);
+	signal(SIGHUP, parent_on_signal);
+	for (int w = 0; w < jobs; w++) {
+		int ws;
+		while (workers[w] > 0 && waitpid(workers[w], &ws, 0) < 0 && errno == EINTR)
+			;
+		workers[w] = 0;
+	}
+	st = summarise(result_dir, jobs, now_s() - t0);
+	{
+		char cmd[400];
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", result_dir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "harness: could not remove %s\n", result_dir);
+	}
+	return st;
 }
 
 int main(int argc, char **argv)
 {
 	const struct test_suite **sorted;
 	unsigned failures;
-	int list = 0;
-	const char *to = getenv("PNFS_TEST_TIMEOUT");
+	int list = 0, jobs = 1;
+	const char *to = getenv("PNFS_TEST_TIMEOUT"), *js = getenv("PNFS_TEST_JOBS");
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
 		usage();
 		return 0;
 	}
-	if (argc > 1 && !strcmp(argv[1], "--list")) {
-		list = 1;
-		argv++;
-		argc--;
+	if (js && atoi(js) > 0)
+		jobs = atoi(js);
+	for (;;) {
+		if (argc > 1 && !strcmp(argv[1], "--list")) {
+			list = 1;
+			argv++;
+			argc--;
+		} else if (argc > 2 && !strcmp(argv[1], "-j")) {
+			jobs = atoi(argv[2]);
+			if (jobs < 1 || jobs > 16) {
+				fprintf(stderr, "pnfs-tests: -j takes 1 to 16 workers, not '%s'\n", argv[2]);
+				return 2;
+			}
+			argv += 2;
+			argc -= 2;
+		} else {
+			break;
+		}
 	}
 	if (to && atoi(to) > 0)
 		test_timeout_s = (unsigned)atoi(to);
@@ -355,32 +736,40 @@ int main(int argc, char **argv)
 	qsort(sorted, nsuites, sizeof(*sorted), suite_order);
 	suites = sorted;
 
-	atexit(on_exit_cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
-	signal(SIGALRM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
+	if (!list && jobs > 1) {
+		int st;
+		/* The workers install the cleanup handlers; the parent only forwards signals. */
+		atexit(on_exit_cleanup);
+		signal(SIGALRM, on_signal);
+		st = run_parallel(sorted, jobs, argc, argv);
+		if (st >= 0) {
+			free(sorted);
+			return st;
+		}
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		signal(SIGHUP, on_signal);
+	} else {
+		atexit(on_exit_cleanup);
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		signal(SIGHUP, on_signal);
+		signal(SIGALRM, on_signal);
+	}
 
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	for (size_t i = 0; i < nsuites; i++) {
 		const struct test_suite *s = sorted[i];
-		CU_pSuite cs = NULL;
-		for (const struct test_case *c = s->cases; c->name; c++) {
-			if (!selected(s->name, c->name, argc, argv))
-				continue;
-			if (list) {
-				printf("%s/%s\n", s->name, c->name);
-				continue;
-			}
-			if (!cs) {
-				cs = CU_add_suite(s->name, s->init, s->cleanup);
-				if (!cs)
-					return 1;
-			}
-			CU_add_test(cs, c->name, trampoline);
+		if (list) {
+			for (const struct test_case *c = s->cases; c->name; c++)
+				if (selected(s->name, c->name, argc, argv))
+					printf("%s/%s\n", s->name, c->name);
+			continue;
 		}
+		if (register_suite(s, argc, argv) < 0)
+			return 1;
 	}
 	if (list) {
 		CU_cleanup_registry();
