@@ -55,6 +55,11 @@ void pc_fh_free(struct pnfs_fh *fh)
 	if (!fh)
 		return;
 	fh_unlink(fh);
+	if (fh->ios_abandoned) {
+		/* Compounds of an abandoned MDS-path I/O still name this file: the last one frees it. */
+		fh->free_pending = 1;
+		return;
+	}
 	while (fh->idle_waiters) {
 		struct pc_waiter *w = fh->idle_waiters;
 		fh->idle_waiters = w->next;

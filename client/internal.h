@@ -303,6 +303,8 @@ struct pnfs_fh {
 	uint64_t u_owner;                /* open owner id ("open-N") */
 	/* MDS-path writes */
 	unsigned ios_inflight;           /* reads and writes of this file in flight */
+	unsigned ios_abandoned;          /* MDS-path I/O failed for want of an answer, replies pending */
+	int free_pending;                /* closed while ios_abandoned: freed by the last of them */
 	int unstable;                    /* UNSTABLE4 writes since the last COMMIT */
 	verifier4 wverf;
 	int wverf_set;
@@ -428,6 +430,7 @@ struct pnfs_context {
 	char conn_why[256];         /* the last failure's reason in words */
 	int conn_fatal;             /* and trying again cannot help */
 	int server_silent;          /* the connection was dropped for want of any reply (watchdog) */
+	uint64_t mds_io_rx_ms;      /* last reply to a READ, WRITE or COMMIT through the MDS */
 
 	/* client and session */
 	enum pc_state state;

@@ -120,6 +120,7 @@ static uint32_t chunk_bytes(struct pnfs_context *ctx, int write)
 }
 
 struct mds_io {
+	struct pnfs_context *ctx;
 	struct pnfs_fh *fh;
 	struct iovec *iov;
 	int niov;
@@ -133,9 +134,68 @@ struct mds_io {
 	uint32_t chunk;
 	pc_io_cb cb;
 	void *arg;
+	/* An I/O that makes no progress for the io timeout while the server is connected fails with
+	 * EIO (the MDS waits on LUNs that may be gone; the caller is not held past its own timeout).
+	 * Its compounds run on; their replies find the I/O abandoned and only free it. */
+	struct pc_timer patience;
+	uint64_t progress_ms;
+	unsigned patience_ms;
+	int abandoned;
 };
 
 static void mds_io_pump(struct mds_io *io);
+
+static void mds_io_progress(struct mds_io *io)
+{
+	io->progress_ms = pc_now_ms();
+	io->ctx->mds_io_rx_ms = io->progress_ms;
+}
+
+static void mds_io_patience(struct pnfs_context *ctx, struct pc_timer *t)
+{
+	struct mds_io *io = t->arg;
+	struct pnfs_fh *fh = io->fh;
+	/* Progress is any answer to MDS-path data I/O of this context: many I/Os queued behind each
+	 * other on a busy server all wait, but the server is answering. */
+	uint64_t last = io->progress_ms > ctx->mds_io_rx_ms ? io->progress_ms : ctx->mds_io_rx_ms;
+	uint64_t idle = pc_now_ms() - last;
+	pc_io_cb cb = io->cb;
+	int err;
+
+	if (ctx->state != PC_ST_READY || !ctx->conn.connected) {
+		/* Reconnecting: the connection's own timeouts decide; count from its return. */
+		io->progress_ms = pc_now_ms();
+		pc_timer_arm(ctx, t, io->patience_ms);
+		return;
+	}
+	if (idle < io->patience_ms) {
+		pc_timer_arm(ctx, t, io->patience_ms - idle);
+		return;
+	}
+	err = pc_err(ctx, -EIO, "%s %s through the MDS: no answer for %u ms (the server's LUNs may be unreachable): %s",
+		     io->write ? "write to" : "read of", pc_path_show(ctx, fh->path), io->patience_ms, strerror(EIO));
+	if (io->write)
+		pc_fh_set_sticky(fh, -EIO, "%s", pnfs_get_error(ctx)); /* logs it */
+	else
+		LOG_WARN("pnfs: %s", pnfs_get_error(ctx));
+	io->abandoned = 1;
+	io->err = err;
+	io->cb = NULL;
+	fh->ios_abandoned++;
+	pc_fh_io_end(fh);
+	cb(ctx, err, io->arg);
+}
+
+/* The last reply of an abandoned I/O: nobody waits for it; free it (and a file closed meanwhile). */
+static void mds_io_free_abandoned(struct mds_io *io)
+{
+	struct pnfs_fh *fh = io->fh;
+
+	free(io->iov);
+	free(io);
+	if (fh->ios_abandoned && --fh->ios_abandoned == 0 && fh->free_pending)
+		pc_fh_free(fh);
+}
 
 static void mds_io_finish(struct mds_io *io)
 {
@@ -143,6 +203,11 @@ static void mds_io_finish(struct mds_io *io)
 	struct pnfs_context *ctx = fh->ctx;
 	int status;
 
+	pc_timer_cancel(ctx, &io->patience);
+	if (io->abandoned) {
+		mds_io_free_abandoned(io);
+		return;
+	}
 	if (io->err < 0) {
 		status = io->err;
 	} else if (io->write) {
@@ -172,7 +237,11 @@ static void read_done(struct pc_compound *c)
 	nfs_resop4 *r = pc_res_op(c, OP_READ);
 
 	io->inflight--;
-	if (c->status < 0 || !r) {
+	if (c->status >= 0 || c->nfs_status)
+		mds_io_progress(io);
+	if (io->abandoned) {
+		/* The caller has its EIO and may have reused the buffer: drop what came. */
+	} else if (c->status < 0 || !r) {
 		if (io->err == 0)
 			io->err = c->status < 0 ? pc_compound_err(c) : pc_err(c->ctx, -EPROTO, "%s: no READ result", c->what);
 	} else {
@@ -228,7 +297,11 @@ static void write_done(struct pc_compound *c)
 	nfs_resop4 *r = pc_res_op(c, OP_WRITE);
 
 	io->inflight--;
-	if (c->status < 0 || !r) {
+	if (c->status >= 0 || c->nfs_status)
+		mds_io_progress(io);
+	if (io->abandoned) {
+		/* Already failed with EIO (and the file's error is sticky): nothing to continue. */
+	} else if (c->status < 0 || !r) {
 		if (io->err == 0)
 			io->err = c->status < 0 ? pc_compound_err(c) : pc_err(c->ctx, -EPROTO, "%s: no WRITE result", c->what);
 	} else {
@@ -283,23 +356,10 @@ static void write_done(struct pc_compound *c)
 	mds_io_pump(io);
 }
 
-/* Point the WRITE at the caller's bytes when one iovec holds the chunk; copy otherwise. */
+/* The WRITE carries its own copy of the bytes: an I/O abandoned for want of an answer returns to
+ * its caller while the compound may still be sent again after a reconnect. */
 static int write_data(struct pc_compound *c, struct mds_io *io, size_t rel, size_t n, WRITE4args *w)
 {
-	size_t off = rel;
-
-	for (int i = 0; i < io->niov; i++) {
-		if (off >= io->iov[i].iov_len) {
-			off -= io->iov[i].iov_len;
-			continue;
-		}
-		if (io->iov[i].iov_len - off >= n) {
-			w->data.data_val = (char *)io->iov[i].iov_base + off;
-			w->data.data_len = (u_int)n;
-			return 0;
-		}
-		break;
-	}
 	w->data.data_val = pc_alloc(c, n);
 	if (!w->data.data_val)
 		return -ENOMEM;
@@ -362,9 +422,14 @@ static int mds_io_start(struct pnfs_fh *fh, const struct iovec *iov, int niov, u
 
 	if (!io)
 		return pc_err(ctx, -ENOMEM, "out of memory");
+	io->ctx = ctx;
 	io->fh = fh;
 	io->off = off;
 	io->write = write;
+	io->patience_ms = ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
+	io->patience.fn = mds_io_patience;
+	io->patience.arg = io;
+	mds_io_progress(io);
 	io->cb = cb;
 	io->arg = arg;
 	io->eof_at = UINT64_MAX;
@@ -375,6 +440,8 @@ static int mds_io_start(struct pnfs_fh *fh, const struct iovec *iov, int niov, u
 	}
 	io->total = pc_iov_total(io->iov, io->niov);
 	pc_fh_io_begin(fh);
+	if (io->total)
+		pc_timer_arm(ctx, &io->patience, io->patience_ms);
 	if (io->total == 0) {
 		/* Nothing to move: finish from the loop, not from inside the caller. */
 		io->next = 0;
@@ -399,7 +466,33 @@ struct commit_op {
 	pc_io_cb cb;
 	void *arg;
 	struct pnfs_fh *fh;
+	struct pc_timer patience; /* as an I/O's: EIO after the io timeout without an answer */
+	unsigned patience_ms;
+	int abandoned;
 };
+
+static void commit_patience(struct pnfs_context *ctx, struct pc_timer *t)
+{
+	struct commit_op *co = t->arg;
+	struct pnfs_fh *fh = co->fh;
+	pc_io_cb cb = co->cb;
+	int err;
+
+	if (ctx->state != PC_ST_READY || !ctx->conn.connected) {
+		pc_timer_arm(ctx, t, co->patience_ms);
+		return;
+	}
+	if (pc_now_ms() - ctx->mds_io_rx_ms < co->patience_ms) {
+		pc_timer_arm(ctx, t, co->patience_ms - (pc_now_ms() - ctx->mds_io_rx_ms));
+		return;
+	}
+	err = pc_err(ctx, -EIO, "commit of %s through the MDS: no answer for %u ms (the server's LUNs may be unreachable): %s",
+		     pc_path_show(ctx, fh->path), co->patience_ms, strerror(EIO));
+	pc_fh_set_sticky(fh, -EIO, "%s", pnfs_get_error(ctx));
+	co->abandoned = 1;
+	fh->ios_abandoned++;
+	cb(ctx, err, co->arg);
+}
 
 static void commit_done(struct pc_compound *c)
 {
@@ -409,6 +502,16 @@ static void commit_done(struct pc_compound *c)
 	nfs_resop4 *r = pc_res_op(c, OP_COMMIT);
 	int rc = c->status;
 
+	pc_timer_cancel(ctx, &co->patience);
+	if (rc >= 0 || c->nfs_status)
+		ctx->mds_io_rx_ms = pc_now_ms();
+	if (co->abandoned) {
+		pc_compound_free(c);
+		free(co);
+		if (fh->ios_abandoned && --fh->ios_abandoned == 0 && fh->free_pending)
+			pc_fh_free(fh);
+		return;
+	}
 	if (rc < 0) {
 		pc_compound_err(c);
 	} else if (r) {
@@ -444,6 +547,10 @@ int pc_mds_commit(struct pnfs_fh *fh, pc_io_cb cb, void *arg)
 	co->cb = cb;
 	co->arg = arg;
 	co->fh = fh;
+	co->patience_ms = ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
+	co->patience.fn = commit_patience;
+	co->patience.arg = co;
+	pc_timer_arm(ctx, &co->patience, co->patience_ms);
 	pc_add_putfh(c, fh->fh, fh->fhlen);
 	op = pc_add(c, OP_COMMIT);
 	if (op) {

@@ -460,6 +460,38 @@ static void test_luns_gone(void)
 	unlink(src);
 }
 
+/* The LUNs gone for the MDS too, which waits on them for its default lun-timeout (30 s): the
+ * client's SAN I/O times out after 2 s, the MDS path gets no answer either, and the command fails
+ * on the client's own timeout with EIO, not on the server's much later one. */
+static void test_luns_gone_mds_waits(void)
+{
+	NEED_LAB();
+	struct lab_opts ram = { .ram = 1 };
+	struct test_lab *gone = lab_up(2, "32M", &ram);
+	struct test_mds *m;
+	char src[500], u[100], opts[2048];
+	const char *expect = "through the MDS: no answer for 2000 ms";
+	int n;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(gone);
+	m = tmds_new(gone, NULL, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
+	snprintf(u, sizeof(u), "pnfs://127.0.0.1:%d", m->port);
+	n = snprintf(opts, sizeof(opts), "--io-timeout 2 --initiator iqn.2024-01.test.pnfs:cli-c");
+	for (int i = 0; i < gone->nluns; i++)
+		n += snprintf(opts + n, sizeof(opts) - (size_t)n, " --device '%s'", gone->urls[i]);
+	local_file("slow.src", 3 * MIB, 7, src, sizeof(src));
+	run_ok("%s cp '%s' %s/was", opts, src, u);
+	CU_ASSERT_EQUAL_FATAL(lab_kill_target(gone), 0);
+	run_case(1, expect, "%s cat %s/was", opts, u);
+	run_case(1, expect, "%s --mds-io cat %s/was", opts, u);
+	run_case(1, expect, "%s --mds-io cp '%s' %s/new", opts, src, u);
+	tmds_free(m);
+	lab_down(gone);
+	unlink(src);
+}
+
 TEST_SUITE(client_cli, "integration/client_cli", suite_init, suite_clean,
 	   { "usage_and_urls", test_usage_and_urls },
 	   { "connection_errors", test_connection_errors },
@@ -469,4 +501,5 @@ TEST_SUITE(client_cli, "integration/client_cli", suite_init, suite_clean,
 	   { "local_errors", test_local_errors },
 	   { "permission_errors", test_permission_errors },
 	   { "pool_full", test_pool_full },
-	   { "luns_gone", test_luns_gone });
+	   { "luns_gone", test_luns_gone },
+	   { "luns_gone_mds_waits", test_luns_gone_mds_waits });
