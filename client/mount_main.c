@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,6 +107,7 @@ struct op {
 	int status;
 	int want_entry;           /* the reply is an entry (lookup, mkdir, ...) or a create */
 	int create;
+	int mknod_reg;            /* mknod(2) of a regular file: OPEN, CLOSE, then the entry */
 };
 
 static struct {
@@ -388,6 +390,8 @@ static void to_stat(const struct pnfs_stat *ps, struct stat *st)
 	st->st_atim = ps->atime;
 	st->st_mtim = ps->mtime;
 	st->st_ctim = ps->ctime;
+	if (ps->type == PNFS_CHR || ps->type == PNFS_BLK)
+		st->st_rdev = makedev(ps->rdev_major, ps->rdev_minor);
 }
 
 /* ---- entries: lookup, and what mkdir, symlink, link and create answer ------------------------ */
@@ -921,6 +925,27 @@ static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		SUBMIT(o, pnfs_mkdir_async(M.ctx, o->path, mode & 07777, made_cb, o));
 }
 
+static void open_cb(struct pnfs_context *ctx, int status, void *data, void *priv);
+
+static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	struct op *o;
+
+	if (S_ISREG(mode)) {
+		/* The kernel sends mknod for a regular file only from mknod(2) itself; create is
+		 * what open(O_CREAT) uses. An empty file made by OPEN and CLOSE is that. */
+		o = name_op(req, parent, name);
+		if (o) {
+			o->mknod_reg = 1;
+			SUBMIT(o, pnfs_open_async(M.ctx, o->path, O_CREAT | O_EXCL | O_WRONLY, mode & 07777, open_cb, o));
+		}
+		return;
+	}
+	o = name_op(req, parent, name);
+	if (o)
+		SUBMIT(o, pnfs_mknod_async(M.ctx, o->path, (uint32_t)mode, major(rdev), minor(rdev), made_cb, o));
+}
+
 static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
 	struct op *o = name_op(req, parent, name);
@@ -1110,6 +1135,10 @@ static void open_cb(struct pnfs_context *ctx, int status, void *data, void *priv
 	call_end(o);
 	if (status < 0) {
 		fail(o, status);
+		return;
+	}
+	if (o->mknod_reg) {
+		SUBMIT(o, pnfs_close_async(M.ctx, data, made_cb, o));
 		return;
 	}
 	h = handle_new(data);
@@ -1390,6 +1419,7 @@ static const struct fuse_lowlevel_ops ll_ops = {
 	.setattr = ll_setattr,
 	.readlink = ll_readlink,
 	.mkdir = ll_mkdir,
+	.mknod = ll_mknod,
 	.unlink = ll_unlink,
 	.rmdir = ll_rmdir,
 	.symlink = ll_symlink,

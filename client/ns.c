@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct ns_call {
 	struct pc_call call;
@@ -296,6 +297,44 @@ int pnfs_mkdir_async(struct pnfs_context *ctx, const char *path, uint32_t mode, 
 		a->objtype.type = NF4DIR;
 		pc_utf8(&a->objname, leaf);
 		if (pc_fattr_mode(c, &a->createattrs, 1, mode, 0, 0) < 0)
+			c->status = -ENOMEM;
+	}
+	pc_submit(c);
+	return 0;
+}
+
+int pnfs_mknod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, uint32_t major, uint32_t minor,
+		     pnfs_cb cb, void *private_data)
+{
+	nfs_ftype4 type;
+	const char *leaf = NULL;
+	struct pc_compound *c;
+	nfs_argop4 *op;
+
+	switch (mode & S_IFMT) {
+	case S_IFIFO: type = NF4FIFO; break;
+	case S_IFSOCK: type = NF4SOCK; break;
+	case S_IFCHR: type = NF4CHR; break;
+	case S_IFBLK: type = NF4BLK; break;
+	default:
+		return pc_err(ctx, -EINVAL, "mknod %s: type 0%o is not a special file (FIFO, socket, device)",
+			      pc_path_show(ctx, path), (unsigned)(mode & S_IFMT));
+	}
+	NS_START(ctx, cb, private_data);
+	c = path_compound(nc, "mknod", path, 1, &leaf, status_done);
+	if (!c)
+		return 0;
+	c->cachethis = 1;
+	op = pc_add(c, OP_CREATE);
+	if (op) {
+		CREATE4args *a = &op->nfs_argop4_u.opcreate;
+		a->objtype.type = type;
+		if (type == NF4CHR || type == NF4BLK) {
+			a->objtype.createtype4_u.devdata.specdata1 = major;
+			a->objtype.createtype4_u.devdata.specdata2 = minor;
+		}
+		pc_utf8(&a->objname, leaf);
+		if (pc_fattr_mode(c, &a->createattrs, 1, mode & 07777, 0, 0) < 0)
 			c->status = -ENOMEM;
 	}
 	pc_submit(c);

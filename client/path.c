@@ -13,7 +13,7 @@
 struct proto_attrmask pc_attrs_stat = { .w = {
 	[0] = BIT(FATTR4_TYPE) | BIT(FATTR4_CHANGE) | BIT(FATTR4_SIZE) | BIT(FATTR4_FILEID),
 	[1] = BIT(FATTR4_MODE) | BIT(FATTR4_NUMLINKS) | BIT(FATTR4_OWNER) | BIT(FATTR4_OWNER_GROUP) |
-	      BIT(FATTR4_SPACE_USED) | BIT(FATTR4_TIME_ACCESS) | BIT(FATTR4_TIME_METADATA) |
+	      BIT(FATTR4_RAWDEV) | BIT(FATTR4_SPACE_USED) | BIT(FATTR4_TIME_ACCESS) | BIT(FATTR4_TIME_METADATA) |
 	      BIT(FATTR4_TIME_MODIFY),
 } };
 
@@ -128,6 +128,10 @@ void pc_fattr_to_stat(const struct proto_fattr *fa, struct pnfs_stat *st)
 		st->size = fa->size;
 	if (proto_attrmask_isset(&fa->mask, FATTR4_SPACE_USED))
 		st->space_used = fa->space_used;
+	if (proto_attrmask_isset(&fa->mask, FATTR4_RAWDEV)) {
+		st->rdev_major = fa->rawdev.specdata1;
+		st->rdev_minor = fa->rawdev.specdata2;
+	}
 	if (proto_attrmask_isset(&fa->mask, FATTR4_FILEID))
 		st->fileid = fa->fileid;
 	if (proto_attrmask_isset(&fa->mask, FATTR4_CHANGE))

@@ -125,6 +125,7 @@ struct pnfs_stat {
 	uint64_t fileid;
 	uint64_t change;
 	struct timespec atime, mtime, ctime;
+	uint32_t rdev_major, rdev_minor; /* device files: the device's numbers */
 };
 
 struct pnfs_statfs {
@@ -174,6 +175,12 @@ int pnfs_identity_equal(const struct pnfs_identity *a, const struct pnfs_identit
 int pnfs_mkdir_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb,
 		     void *private_data);
 int pnfs_mkdir(struct pnfs_context *ctx, const char *path, uint32_t mode);
+/* A special file (NFSv4 CREATE): mode holds the type (S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK) and the
+ * permission bits; major and minor name a device file's device. Regular files come from
+ * pnfs_open(O_CREAT), directories from pnfs_mkdir: -EINVAL here. */
+int pnfs_mknod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, uint32_t major, uint32_t minor,
+		     pnfs_cb cb, void *private_data);
+int pnfs_mknod(struct pnfs_context *ctx, const char *path, uint32_t mode, uint32_t major, uint32_t minor);
 /* Removes a file, a symlink or an empty directory (NFS REMOVE). */
 int pnfs_unlink_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data);
 int pnfs_unlink(struct pnfs_context *ctx, const char *path);

@@ -116,6 +116,11 @@ int pnfs_mkdir(struct pnfs_context *ctx, const char *path, uint32_t mode)
 	SYNC(pnfs_mkdir_async(ctx, path, mode, sync_cb, &s));
 }
 
+int pnfs_mknod(struct pnfs_context *ctx, const char *path, uint32_t mode, uint32_t major, uint32_t minor)
+{
+	SYNC(pnfs_mknod_async(ctx, path, mode, major, minor, sync_cb, &s));
+}
+
 int pnfs_unlink(struct pnfs_context *ctx, const char *path)
 {
 	SYNC(pnfs_unlink_async(ctx, path, sync_cb, &s));

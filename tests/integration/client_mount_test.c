@@ -412,10 +412,73 @@ static void test_mount_errors(void)
 	free(out);
 }
 
+/* FIFOs, sockets, device files and mknod(2) of a regular file: made on one mount, seen with their
+ * type, mode and device numbers on the other and through libpnfs; a FIFO carries bytes between two
+ * processes on the same mount (its data never reaches the server). */
+static void test_special_files(void)
+{
+	struct pnfs_context *ctx = NULL;
+	struct pnfs_stat st;
+	char *out = NULL;
+	int rc;
+
+	NEED();
+	rc = test_run(&out,
+		      "M='%s'; N='%s'; bad=0\n"
+		      "mkdir $M/sp; mkfifo -m 0640 $M/sp/fifo || { echo mkfifo-failed; bad=1; }\n"
+		      "[ \"$(stat -c '%%F %%a' $N/sp/fifo)\" = 'fifo 640' ] || { echo fifo-type: $(stat -c '%%F %%a' $N/sp/fifo); bad=1; }\n"
+		      "mknod -m 0600 $M/sp/chr c 1 3 || { echo mknod-c-failed; bad=1; }\n"
+		      "[ \"$(stat -c '%%F %%a %%t %%T' $N/sp/chr)\" = 'character special file 600 1 3' ] || "
+		      "{ echo chr: $(stat -c '%%F %%a %%t %%T' $N/sp/chr); bad=1; }\n"
+		      "mknod $M/sp/blk b 7 200 || { echo mknod-b-failed; bad=1; }\n"
+		      "[ \"$(stat -c '%%F %%t %%T' $N/sp/blk)\" = 'block special file 7 c8' ] || "
+		      "{ echo blk: $(stat -c '%%F %%t %%T' $N/sp/blk); bad=1; }\n"
+		      "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' $M/sp/sock || "
+		      "{ echo bind-failed; bad=1; }\n"
+		      "[ \"$(stat -c '%%F' $N/sp/sock)\" = 'socket' ] || { echo sock: $(stat -c '%%F' $N/sp/sock); bad=1; }\n"
+		      "python3 -c 'import os,sys; os.mknod(sys.argv[1], 0o100604)' $M/sp/reg || { echo mknod-reg-failed; bad=1; }\n"
+		      "[ \"$(stat -c '%%F %%a %%s' $N/sp/reg)\" = 'regular empty file 604 0' ] || "
+		      "{ echo reg: $(stat -c '%%F %%a %%s' $N/sp/reg); bad=1; }\n"
+		      "mkfifo $M/sp/fifo 2>/dev/null && { echo fifo-made-twice; bad=1; }\n"
+		      "( echo through-the-fifo > $M/sp/fifo & ); [ \"$(timeout 20 cat $M/sp/fifo)\" = through-the-fifo ] || "
+		      "{ echo fifo-data; bad=1; }\n"
+		      "[ $(ls $N/sp | wc -l) = 5 ] || { echo ls: $(ls $N/sp); bad=1; }\n"
+		      "echo bad=$bad\n",
+		      mnt1, mnt2);
+	if (!out || !strstr(out, "bad=0"))
+		fprintf(stderr, "\n  %s\n", out ? out : "");
+	CU_ASSERT(rc == 0 && out && strstr(out, "bad=0"));
+	free(out);
+
+	{
+		struct pnfs_opts o;
+		pnfs_opts_init(&o);
+		o.mds_io = 1;
+		CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
+	}
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL(pnfs_stat(ctx, "/sp/chr", &st), 0);
+	CU_ASSERT_EQUAL(st.type, PNFS_CHR);
+	CU_ASSERT_EQUAL(st.rdev_major, 1);
+	CU_ASSERT_EQUAL(st.rdev_minor, 3);
+	CU_ASSERT_EQUAL(pnfs_mknod(ctx, "/sp/lib-fifo", S_IFIFO | 0644, 0, 0), 0);
+	CU_ASSERT_EQUAL(pnfs_stat(ctx, "/sp/lib-fifo", &st), 0);
+	CU_ASSERT_EQUAL(st.type, PNFS_FIFO);
+	CU_ASSERT_EQUAL(st.mode, 0644);
+	CU_ASSERT_EQUAL(pnfs_mknod(ctx, "/sp/lib-fifo", S_IFIFO | 0644, 0, 0), -EEXIST);
+	CU_ASSERT_EQUAL(pnfs_mknod(ctx, "/sp/lib-reg", S_IFREG | 0644, 0, 0), -EINVAL);
+	CU_ASSERT_EQUAL(pnfs_mknod(ctx, "/sp/none/x", S_IFSOCK | 0644, 0, 0), -ENOENT);
+	pnfs_context_destroy(ctx);
+	rc = test_run(&out, "rm -r '%s/sp' && ! ls '%s/sp' 2>/dev/null", mnt1, mnt2);
+	CU_ASSERT_EQUAL(rc, 0);
+	free(out);
+}
+
 TEST_SUITE(client_mount, "integration/client_mount", suite_init, suite_clean,
 	   { "files of many sizes by dd, cp and tar, through layouts", test_files_of_many_sizes },
 	   { "namespace operations and two mounts", test_namespace_and_two_clients },
 	   { "hard links", test_link },
+	   { "special files", test_special_files },
 	   { "deep paths and long names", test_deep_paths },
 	   { "attribute cache timeout and close-to-open", test_attr_timeout },
 	   { "two readers at once, 1 MiB writes", test_concurrency_and_large_writes },
