@@ -242,6 +242,7 @@ extern struct proto_attrmask pc_attrs_fs;     /* statfs and session setup */
 int pc_attr_decode(const fattr4 *in, struct proto_fattr *fa, struct pnfs_stat *st);
 void pc_fattr_to_stat(const struct proto_fattr *fa, struct pnfs_stat *st);
 /* Build a fattr4 with mode (and optionally size) in c's arena. */
+int pc_fattr_owner(struct pc_compound *c, fattr4 *out, uint32_t uid, uint32_t gid);
 int pc_fattr_mode(struct pc_compound *c, fattr4 *out, int with_mode, uint32_t mode, int with_size,
 		  uint64_t size);
 /* time_access_set / time_modify_set from utimensat-style times (UTIME_NOW: the server's clock,

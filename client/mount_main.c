@@ -593,27 +593,6 @@ static void setattr_cb(struct pnfs_context *ctx, int status, void *data, void *p
 	setattr_next(o);
 }
 
-/* NFSv4 owners are strings; libpnfs sets none: a chown that changes nothing succeeds (tar and
- * cp -p as the files' owner), any other is refused. */
-static void setattr_owner_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
-{
-	struct op *o = priv;
-	struct pnfs_stat *ps = data;
-	(void)ctx;
-	call_end(o);
-	if (status < 0) {
-		fail(o, status);
-		return;
-	}
-	if (((o->to_set & FUSE_SET_ATTR_UID) && o->attr.st_uid != ps->uid) ||
-	    ((o->to_set & FUSE_SET_ATTR_GID) && o->attr.st_gid != ps->gid)) {
-		fail(o, -EPERM);
-		return;
-	}
-	o->to_set &= ~(FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
-	setattr_next(o);
-}
-
 static void trunc_close_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
 {
 	struct op *o = priv;
@@ -657,11 +636,11 @@ static void setattr_next(struct op *o)
 	int s = o->to_set;
 
 	if (s & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
-		struct handle *h = H(&o->fi) ? H(&o->fi) : o->node->open;
-		if (h)
-			SUBMIT(o, pnfs_fstat_async(M.ctx, h->fh, setattr_owner_cb, o));
-		else
-			SUBMIT(o, pnfs_stat_async(M.ctx, o->node->path, setattr_owner_cb, o));
+		/* Owners by number: the server checks who may (root any, an owner its own groups). */
+		uint32_t uid = (s & FUSE_SET_ATTR_UID) ? (uint32_t)o->attr.st_uid : (uint32_t)-1;
+		uint32_t gid = (s & FUSE_SET_ATTR_GID) ? (uint32_t)o->attr.st_gid : (uint32_t)-1;
+		o->to_set &= ~(FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID);
+		SUBMIT(o, pnfs_chown_async(M.ctx, o->node->path, uid, gid, setattr_cb, o));
 	} else if (s & FUSE_SET_ATTR_MODE) {
 		o->to_set &= ~FUSE_SET_ATTR_MODE;
 		SUBMIT(o, pnfs_chmod_async(M.ctx, o->node->path, o->attr.st_mode & 07777, setattr_cb, o));

@@ -262,6 +262,23 @@ int pnfs_chmod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, 
 	return 0;
 }
 
+int pnfs_chown_async(struct pnfs_context *ctx, const char *path, uint32_t uid, uint32_t gid, pnfs_cb cb,
+		     void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	struct pc_compound *c = path_compound(nc, "chown", path, 0, NULL, status_done);
+	nfs_argop4 *op;
+
+	if (!c)
+		return 0;
+	c->cachethis = 1;
+	op = pc_add(c, OP_SETATTR);
+	if (op && pc_fattr_owner(c, &op->nfs_argop4_u.opsetattr.obj_attributes, uid, gid) < 0)
+		c->status = -ENOMEM;
+	pc_submit(c);
+	return 0;
+}
+
 int pnfs_utimens_async(struct pnfs_context *ctx, const char *path, const struct timespec ts[2], pnfs_cb cb,
 		       void *private_data)
 {

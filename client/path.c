@@ -208,6 +208,26 @@ int pc_fattr_mode(struct pc_compound *c, fattr4 *out, int with_mode, uint32_t mo
 	return fattr_encode(c, out, fa);
 }
 
+/* Owner and group as numeric strings (RFC 8881 5.9: what a server without id mapping takes);
+ * (uint32_t)-1 leaves one unchanged. */
+int pc_fattr_owner(struct pc_compound *c, fattr4 *out, uint32_t uid, uint32_t gid)
+{
+	struct proto_fattr *fa = pc_alloc(c, sizeof(*fa));
+
+	if (!fa)
+		return -ENOMEM;
+	memset(fa, 0, sizeof(*fa));
+	if (uid != (uint32_t)-1) {
+		snprintf(fa->owner, sizeof(fa->owner), "%u", uid);
+		proto_fattr_set(fa, FATTR4_OWNER);
+	}
+	if (gid != (uint32_t)-1) {
+		snprintf(fa->owner_group, sizeof(fa->owner_group), "%u", gid);
+		proto_fattr_set(fa, FATTR4_OWNER_GROUP);
+	}
+	return fattr_encode(c, out, fa);
+}
+
 /* fa encoded into out, the encoding moved into the compound's arena. */
 static int fattr_encode(struct pc_compound *c, fattr4 *out, struct proto_fattr *fa)
 {

@@ -147,6 +147,11 @@ int pnfs_statfs(struct pnfs_context *ctx, const char *path, struct pnfs_statfs *
 int pnfs_chmod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb,
 		     void *private_data);
 int pnfs_chmod(struct pnfs_context *ctx, const char *path, uint32_t mode);
+/* Owner and group by number (sent as numeric strings); (uint32_t)-1 leaves one as it is. The server
+ * decides who may (root any; the owner its own groups). */
+int pnfs_chown_async(struct pnfs_context *ctx, const char *path, uint32_t uid, uint32_t gid, pnfs_cb cb,
+		     void *private_data);
+int pnfs_chown(struct pnfs_context *ctx, const char *path, uint32_t uid, uint32_t gid);
 /* Set the access and modify times as utimensat(2) does: ts[0] access, ts[1] modify; tv_nsec
  * UTIME_NOW sets the server's time, UTIME_OMIT leaves that time alone. */
 int pnfs_utimens_async(struct pnfs_context *ctx, const char *path, const struct timespec ts[2], pnfs_cb cb,

@@ -111,6 +111,11 @@ int pnfs_utimens(struct pnfs_context *ctx, const char *path, const struct timesp
 	SYNC(pnfs_utimens_async(ctx, path, ts, sync_cb, &s));
 }
 
+int pnfs_chown(struct pnfs_context *ctx, const char *path, uint32_t uid, uint32_t gid)
+{
+	SYNC(pnfs_chown_async(ctx, path, uid, gid, sync_cb, &s));
+}
+
 int pnfs_mkdir(struct pnfs_context *ctx, const char *path, uint32_t mode)
 {
 	SYNC(pnfs_mkdir_async(ctx, path, mode, sync_cb, &s));

@@ -414,7 +414,8 @@ static void test_mount_errors(void)
 
 /* FIFOs, sockets, device files and mknod(2) of a regular file: made on one mount, seen with their
  * type, mode and device numbers on the other and through libpnfs; a FIFO carries bytes between two
- * processes on the same mount (its data never reaches the server). */
+ * processes on the same mount (its data never reaches the server). Owners changed by root (chown,
+ * chgrp) are seen by the other mount. */
 static void test_special_files(void)
 {
 	struct pnfs_context *ctx = NULL;
@@ -443,6 +444,10 @@ static void test_special_files(void)
 		      "( echo through-the-fifo > $M/sp/fifo & ); [ \"$(timeout 20 cat $M/sp/fifo)\" = through-the-fifo ] || "
 		      "{ echo fifo-data; bad=1; }\n"
 		      "[ $(ls $N/sp | wc -l) = 5 ] || { echo ls: $(ls $N/sp); bad=1; }\n"
+		      "chown 1234:567 $M/sp/reg $M/sp/fifo || { echo chown-failed; bad=1; }\n"
+		      "[ \"$(stat -c '%%u %%g' $N/sp/reg) $(stat -c '%%u %%g' $N/sp/fifo)\" = '1234 567 1234 567' ] || "
+		      "{ echo owners: $(stat -c '%%u %%g' $N/sp/reg $N/sp/fifo); bad=1; }\n"
+		      "chgrp 89 $M/sp/reg && [ \"$(stat -c '%%u %%g' $N/sp/reg)\" = '1234 89' ] || { echo chgrp; bad=1; }\n"
 		      "echo bad=$bad\n",
 		      mnt1, mnt2);
 	if (!out || !strstr(out, "bad=0"))
@@ -478,7 +483,7 @@ TEST_SUITE(client_mount, "integration/client_mount", suite_init, suite_clean,
 	   { "files of many sizes by dd, cp and tar, through layouts", test_files_of_many_sizes },
 	   { "namespace operations and two mounts", test_namespace_and_two_clients },
 	   { "hard links", test_link },
-	   { "special files", test_special_files },
+	   { "special files and owners", test_special_files },
 	   { "deep paths and long names", test_deep_paths },
 	   { "attribute cache timeout and close-to-open", test_attr_timeout },
 	   { "two readers at once, 1 MiB writes", test_concurrency_and_large_writes },
