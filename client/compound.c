@@ -943,11 +943,14 @@ void pc_compounds_fail_all(struct pnfs_context *ctx, int err)
 		fail(c, err);
 	/* Delayed compounds sit on timers; a completion may change the list, so start over each time. */
 	for (;;) {
-		struct pc_timer *t = ctx->timers;
-		while (t && t->fn != delay_fire)
-			t = t->next;
-		if (!t)
+		struct pc_timer *found = NULL;
+		proto_list_for_each(t, &ctx->timers, struct pc_timer, link)
+			if (t->fn == delay_fire) {
+				found = t;
+				break;
+			}
+		if (!found)
 			break;
-		fail(t->arg, err);
+		fail(found->arg, err);
 	}
 }

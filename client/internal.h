@@ -6,6 +6,7 @@
 #define CLIENT_INTERNAL_H
 
 #include "client/pnfs.h"
+#include "proto/list.h"
 #include "proto/proto.h"
 
 #include <stdarg.h>
@@ -32,7 +33,7 @@ struct pc_timer {
 	int armed;
 	void (*fn)(struct pnfs_context *ctx, struct pc_timer *t);
 	void *arg;
-	struct pc_timer *next, *prev;
+	struct proto_list link; /* on ctx->timers, by due_ms, while armed */
 };
 
 uint64_t pc_now_ms(void);
@@ -407,7 +408,7 @@ struct pnfs_context {
 	/* loop */
 	int epfd, tfd;
 	struct pc_watch tw;
-	struct pc_timer *timers;
+	struct proto_list timers;  /* armed timers, earliest first (pc_timer.link) */
 	int cb_depth;               /* > 0 while user callbacks run */
 	int servicing;
 	int destroying;

@@ -10,6 +10,7 @@
 
 #include "nfs41.h"
 #include "proto/compound.h"
+#include "proto/list.h"
 #include "proto/rpc.h"
 
 #include "mds/arena.h"
@@ -56,7 +57,7 @@ struct mds_outbuf {
 
 struct mds_conn {
 	struct mds_server *srv;
-	struct mds_conn *next, *prev;  /* server's list */
+	struct proto_list link;        /* on the server's conns */
 	int fd;
 	uint64_t id;
 	struct sockaddr_storage peer;
@@ -282,7 +283,7 @@ struct mds_server {
 	mds_reload_fn *reload;
 	void *reload_arg;
 	/* Connections. */
-	struct mds_conn *conns;
+	struct proto_list conns;         /* by mds_conn.link */
 	unsigned nconns;
 	uint64_t next_conn_id;
 	unsigned nconns_unestablished;   /* connections without a session yet */
