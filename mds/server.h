@@ -94,7 +94,7 @@ struct mds_cb_call;
 struct mds_session {
 	unsigned char id[NFS4_SESSIONID_SIZE];
 	struct mds_client *clp;
-	struct mds_session *next_in_client;
+	struct proto_list in_client;   /* on clp->sessions */
 	channel_attrs4 fore, back;  /* negotiated (ca_rdma_ird empty) */
 	uint32_t nslots;
 	struct mds_slot *slots;
@@ -139,7 +139,7 @@ struct mds_client {
 	int scsi_layout_given;      /* some LAYOUTGET of type SCSI was granted to it */
 	int mds_io_noted;           /* its MDS-path I/O after that was logged (once) */
 	uint32_t rpc_prog;
-	struct mds_session *sessions;
+	struct proto_list sessions;    /* by mds_session.in_client */
 	struct mds_stateid *states; /* every stateid of this client */
 	struct mds_map openowners;  /* owner bytes -> struct mds_owner */
 	struct mds_map lockowners;
