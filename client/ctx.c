@@ -374,6 +374,8 @@ int pnfs_context_create(const struct pnfs_opts *opts, struct pnfs_context **out)
 		return -ENOMEM;
 	ctx->epfd = ctx->tfd = -1;
 	proto_list_init(&ctx->timers);
+	proto_list_init(&ctx->waitq);
+	proto_list_init(&ctx->sentq);
 	ctx->conn.fd = -1;
 	ctx->opts = *opts;
 	ctx->portals = pc_strv_dup(opts->portals, opts->nportals, &fail);

@@ -132,7 +132,7 @@ struct pc_compound {
 	unsigned retries;
 	uint64_t submitted_ms;
 	enum pc_queue q;
-	struct pc_compound *next, *prev;
+	struct proto_list link;     /* on ctx->waitq or ctx->sentq, as q says */
 	struct pc_timer delay_timer;
 	struct pc_alloc *arena;
 };
@@ -473,8 +473,8 @@ struct pnfs_context {
 	uint64_t fs_maxread, fs_maxwrite;
 
 	/* compounds */
-	struct pc_compound *waitq_head, *waitq_tail;
-	struct pc_compound *sent_head;
+	struct proto_list waitq;    /* compounds waiting to be sent, in order (pc_compound.link) */
+	struct proto_list sentq;    /* sent, waiting for their replies, newest first */
 	unsigned ncompounds;        /* alive (submitted, not done) */
 	unsigned ncalls;            /* public calls in flight */
 
