@@ -165,7 +165,7 @@ struct mds_owner {
 };
 
 struct mds_lock {
-	struct mds_lock *next;       /* in the file's list */
+	struct proto_list link;      /* on the file's locks */
 	struct mds_stateid *st;      /* lock stateid holding it */
 	uint64_t offset, length;     /* length NFS4_UINT64_MAX: to the end */
 	int write;
@@ -195,7 +195,7 @@ struct mds_stateid {
 struct mds_file {
 	uint64_t fileid;
 	struct mds_stateid *states;   /* open/lock/layout stateids on this file */
-	struct mds_lock *locks;
+	struct proto_list locks;      /* by mds_lock.link, newest first */
 	int refs;                     /* states + compounds holding it */
 	int orphaned;                 /* its last name is gone; destroyed at the last close */
 	/* MDS-path data operations run one at a time per file (read-modify-write of partial

@@ -326,6 +326,7 @@ struct mds_file *mds_file_get(struct mds_server *srv, uint64_t fileid)
 		return NULL;
 	f->fileid = fileid;
 	f->refs = 1;
+	proto_list_init(&f->locks);
 	if (mds_map_put(&srv->files, &f->fileid, sizeof(f->fileid), f) != 0) {
 		free(f);
 		return NULL;
@@ -558,17 +559,11 @@ void mds_file_share_union(const struct mds_file *f, const struct mds_stateid *ex
 
 void mds_locks_release_state(struct mds_file *f, struct mds_stateid *st)
 {
-	struct mds_lock **pp = &f->locks;
-
-	while (*pp) {
-		if ((*pp)->st == st) {
-			struct mds_lock *l = *pp;
-			*pp = l->next;
+	proto_list_for_each_safe(l, &f->locks, struct mds_lock, link)
+		if (l->st == st) {
+			proto_list_del(&l->link);
 			free(l);
-		} else {
-			pp = &(*pp)->next;
 		}
-	}
 }
 
 /* ---- leases ---------------------------------------------------------------------------------- */
