@@ -425,6 +425,8 @@ int blkmap_vol_validate(struct blkmap_vol *vol);
 /* Inspection. Out-of-range indices return 0 / -1 / NULL. */
 unsigned blkmap_vol_count(const struct blkmap_vol *vol);
 enum blkmap_vol_type blkmap_vol_type(const struct blkmap_vol *vol, uint32_t index);
+/* "simple", "slice", "concat", "stripe", "scsi"; "?" for other values. Static strings. */
+const char *blkmap_vol_type_name(enum blkmap_vol_type t);
 int blkmap_vol_is_leaf(const struct blkmap_vol *vol, uint32_t index);
 /* Size in bytes of entry index (the top is blkmap_vol_count() - 1), or 0 while a leaf below it has no
  * size. Sizes are computed by blkmap_vol_validate(). */

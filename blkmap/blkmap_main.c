@@ -5,6 +5,7 @@
 #include "blkmap/blkmap.h"
 #include "blkmap/blkmap_xdr.h"
 #include "proto/log.h"
+#include "proto/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -96,30 +97,6 @@ static int fail(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\n");
 	return 1;
-}
-
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	uint64_t mul = 1;
-
-	if (!*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'K': case 'k': mul = 1ull << 10; end++; break;
-	case 'M': case 'm': mul = 1ull << 20; end++; break;
-	case 'G': case 'g': mul = 1ull << 30; end++; break;
-	case 'T': case 't': mul = 1ull << 40; end++; break;
-	}
-	if (*end || v > UINT64_MAX / mul)
-		return -1;
-	*out = v * mul;
-	return 0;
 }
 
 /* Seconds, with a fraction ("0.5") or in milliseconds ("500ms"), to whole milliseconds: 0 or -1. */
@@ -234,33 +211,6 @@ static int load_volume(const struct opts *o, struct blkmap_vol **vol, int *is_sc
 	return 0;
 }
 
-static void human(uint64_t v, char *buf, size_t len)
-{
-	static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	int k = 0;
-	double d = (double)v;
-	while (d >= 1024 && k < 4) {
-		d /= 1024;
-		k++;
-	}
-	if (k == 0)
-		snprintf(buf, len, "%" PRIu64 " B", v);
-	else
-		snprintf(buf, len, "%.4g %s", d, u[k]);
-}
-
-static const char *type_name(enum blkmap_vol_type t)
-{
-	switch (t) {
-	case BLKMAP_VOL_SIMPLE: return "simple";
-	case BLKMAP_VOL_SLICE: return "slice";
-	case BLKMAP_VOL_CONCAT: return "concat";
-	case BLKMAP_VOL_STRIPE: return "stripe";
-	case BLKMAP_VOL_SCSI: return "scsi";
-	}
-	return "?";
-}
-
 static void describe(const struct blkmap_vol *vol, uint32_t i, char *buf, size_t len)
 {
 	char a[64], b[64];
@@ -286,14 +236,14 @@ static void describe(const struct blkmap_vol *vol, uint32_t i, char *buf, size_t
 			snprintf(buf + o, len - o, ", PR key 0x%" PRIx64, blkmap_vol_pr_key(vol, i));
 		break;
 	case BLKMAP_VOL_SLICE:
-		human(blkmap_vol_slice_start(vol, i), a, sizeof(a));
-		human(blkmap_vol_slice_length(vol, i), b, sizeof(b));
+		proto_fmt_bytes(blkmap_vol_slice_start(vol, i), PROTO_FMT_SHORT, a, sizeof(a));
+		proto_fmt_bytes(blkmap_vol_slice_length(vol, i), PROTO_FMT_SHORT, b, sizeof(b));
 		snprintf(buf, len, "%s at %s of volume %u", b, a, blkmap_vol_member(vol, i, 0));
 		break;
 	case BLKMAP_VOL_CONCAT:
 	case BLKMAP_VOL_STRIPE:
 		if (blkmap_vol_type(vol, i) == BLKMAP_VOL_STRIPE) {
-			human(blkmap_vol_stripe_unit(vol, i), a, sizeof(a));
+			proto_fmt_bytes(blkmap_vol_stripe_unit(vol, i), PROTO_FMT_SHORT, a, sizeof(a));
 			o += (size_t)snprintf(buf, len, "unit %s over", a);
 		} else {
 			o += (size_t)snprintf(buf, len, "of");
@@ -312,8 +262,8 @@ static void tree(const struct blkmap_vol *vol, uint32_t i, int depth)
 
 	describe(vol, i, d, sizeof(d));
 	if (size)
-		human(size, s, sizeof(s));
-	printf("%*s%u %s: %s%s%s%s\n", 2 + 2 * depth, "", i, type_name(blkmap_vol_type(vol, i)), d, size ? " [" : "", s,
+		proto_fmt_bytes(size, PROTO_FMT_SHORT, s, sizeof(s));
+	printf("%*s%u %s: %s%s%s%s\n", 2 + 2 * depth, "", i, blkmap_vol_type_name(blkmap_vol_type(vol, i)), d, size ? " [" : "", s,
 	       size ? "]" : "");
 	if (dev)
 		printf("%*s-> %s\n", 4 + 2 * depth, "", blkmap_dev_name(dev));
@@ -338,7 +288,7 @@ static int cmd_show(const struct opts *o, struct blkmap_vol *vol, int is_scsi)
 	for (uint32_t i = 0; i < n; i++) {
 		char d[600];
 		describe(vol, i, d, sizeof(d));
-		printf("  %3u  %-7s %s\n", i, type_name(blkmap_vol_type(vol, i)), d);
+		printf("  %3u  %-7s %s\n", i, blkmap_vol_type_name(blkmap_vol_type(vol, i)), d);
 	}
 	printf("tree:\n");
 	tree(vol, n - 1, 0);
@@ -605,17 +555,17 @@ int main(int argc, char **argv)
 			break;
 		case 'k': o.keep_key = 1; break;
 		case 'q':
-			if (parse_size(optarg, &v) < 0 || v == 0 || v > 4096)
+			if (proto_parse_size(optarg, &v) < 0 || v == 0 || v > 4096)
 				return usage_err("--queue-depth takes 1 to 4096");
 			o.qd = (unsigned)v;
 			break;
 		case 'o':
-			if (parse_size(optarg, &o.off) < 0)
+			if (proto_parse_size(optarg, &o.off) < 0)
 				return usage_err("bad --offset '%s'", optarg);
 			o.have_off = 1;
 			break;
 		case 'L':
-			if (parse_size(optarg, &o.len) < 0)
+			if (proto_parse_size(optarg, &o.len) < 0)
 				return usage_err("bad --length '%s'", optarg);
 			o.have_len = 1;
 			break;

@@ -124,6 +124,8 @@ int blkmap_ctx_create(const struct blkmap_ctx_opts *opts, struct blkmap_ctx **ou
 	if (!ctx)
 		return -ENOMEM;
 	ctx->epfd = ctx->timerfd = -1;
+	proto_list_init(&ctx->devs);
+	proto_list_init(&ctx->graveyard);
 	ctx->pool.evfd = -1;
 	if (opts->initiator_name)
 		snprintf(ctx->initiator, sizeof(ctx->initiator), "%s", opts->initiator_name);
@@ -170,19 +172,19 @@ void blkmap_ctx_destroy(struct blkmap_ctx *ctx)
 	if (!ctx)
 		return;
 	/* our key off every LUN first: the sessions are about to log out */
-	for (struct blkmap_dev *d = ctx->devs; d; d = d->next)
+	proto_list_for_each(d, &ctx->devs, struct blkmap_dev, link)
 		bm_dev_unregister_key(d);
 	/* every session at once, before the devices close one by one */
 	bm_iscsi_logout_all(ctx);
 	bm_cache_free(ctx);
 	/* Devices still open: their queued commands complete with -ECANCELED; references callers or
 	 * volumes still hold keep only the memory (every call on such a device returns -ENODEV). */
-	while (ctx->devs)
-		bm_dev_destroy(ctx->devs);
+	while (!proto_list_empty(&ctx->devs))
+		bm_dev_destroy(proto_list_first(&ctx->devs, struct blkmap_dev, link));
 	bm_pool_stop(ctx);
-	while (ctx->graveyard) {
-		struct blkmap_dev *d = ctx->graveyard;
-		ctx->graveyard = d->next;
+	while (!proto_list_empty(&ctx->graveyard)) {
+		struct blkmap_dev *d = proto_list_first(&ctx->graveyard, struct blkmap_dev, link);
+		proto_list_del(&d->link);
 		free(d);
 	}
 	pthread_mutex_destroy(&ctx->pool.lock);
@@ -243,19 +245,17 @@ static void tick(struct blkmap_ctx *ctx)
 
 	if (read(ctx->timerfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return;
-	for (struct blkmap_dev *d = ctx->devs, *next; d; d = next) {
-		next = d->next;
+	proto_list_for_each_safe(d, &ctx->devs, struct blkmap_dev, link)
 		bm_dev_tick(d, now);
-	}
 }
 
 static void bury(struct blkmap_ctx *ctx)
 {
 	if (ctx->depth > 0)
 		return;
-	while (ctx->graveyard) {
-		struct blkmap_dev *d = ctx->graveyard;
-		ctx->graveyard = d->next;
+	while (!proto_list_empty(&ctx->graveyard)) {
+		struct blkmap_dev *d = proto_list_first(&ctx->graveyard, struct blkmap_dev, link);
+		proto_list_del(&d->link);
 		free(d);
 	}
 }

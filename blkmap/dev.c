@@ -63,10 +63,7 @@ static struct blkmap_dev *dev_new(struct blkmap_ctx *ctx, const char *spec, unsi
 	dev->reg_fd = -1;
 	dev->src = (struct bm_src){ BM_SRC_DEV, dev };
 	dev->readonly = !!(flags & BLKMAP_OPEN_RDONLY);
-	dev->next = ctx->devs;
-	if (ctx->devs)
-		ctx->devs->prev = dev;
-	ctx->devs = dev;
+	proto_list_add(&ctx->devs, &dev->link);
 	return dev;
 }
 
@@ -231,13 +228,7 @@ void bm_dev_destroy(struct blkmap_dev *dev)
 		bm_fdev_close(dev);
 	fail_list(dev);
 	dev->refs--;
-	if (dev->prev)
-		dev->prev->next = dev->next;
-	else if (ctx->devs == dev)
-		ctx->devs = dev->next;
-	if (dev->next)
-		dev->next->prev = dev->prev;
-	dev->next = dev->prev = NULL;
+	proto_list_del(&dev->link);
 	if (keep || dev->refs > 0) {
 		dev->orphan = 1;
 		dev->ctx = NULL;
@@ -245,8 +236,7 @@ void bm_dev_destroy(struct blkmap_dev *dev)
 	}
 	if (ctx->depth > 0) {
 		/* an epoll event of this pass may still point at it */
-		dev->next = ctx->graveyard;
-		ctx->graveyard = dev;
+		proto_list_add(&ctx->graveyard, &dev->link);
 	} else {
 		free(dev);
 	}

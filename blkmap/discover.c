@@ -739,7 +739,7 @@ int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct 
 				if (cands[k]->read_rc < 0)
 					snprintf(unread, sizeof(unread), "; a candidate could not be read: %s", cands[k]->read_err);
 			rc = bm_err(ctx, -ENODEV, "volume %u (%s, %s) matched none of the %u candidate devices%s%s", i,
-				    bm_vol_type_name(e->type), m->how, ncands, unread, portal_err);
+				    blkmap_vol_type_name(e->type), m->how, ncands, unread, portal_err);
 			goto out;
 		}
 		for (unsigned j = 0; j < i; j++) {

@@ -3,6 +3,7 @@
  * device-mapper (no /dev/mapper/control: this kind of VM, containers) get -ENOTSUP and one line
  * saying so, before libdevmapper is touched. */
 #include "blkmap/vol_int.h"
+#include "proto/util.h"
 
 #include <inttypes.h>
 #include <libdevmapper.h>
@@ -13,18 +14,6 @@
 #include <unistd.h>
 
 #define DM_CONTROL "/dev/mapper/control"
-
-static int seterr(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int seterr(char *err, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* "START LEN TARGET PARAMS..." */
 int bm_table_parse_line(const char *line, uint64_t *start, uint64_t *len, char *target, size_t tlen,
@@ -57,10 +46,10 @@ static int dm_remove_one(const char *name, char *err, size_t errlen)
 	int ok;
 
 	if (!dmt)
-		return seterr(err, errlen, -ENOMEM, "libdevmapper: cannot create a task");
+		return proto_errf(err, errlen, -ENOMEM, "libdevmapper: cannot create a task");
 	ok = dm_task_set_name(dmt, name) && dm_task_run(dmt);
 	dm_task_destroy(dmt);
-	return ok ? 0 : seterr(err, errlen, -EIO, "device-mapper: cannot remove %s", name);
+	return ok ? 0 : proto_errf(err, errlen, -EIO, "device-mapper: cannot remove %s", name);
 }
 
 static int dm_create_one(const struct blkmap_table_dev *d, char *err, size_t errlen)
@@ -70,9 +59,9 @@ static int dm_create_one(const struct blkmap_table_dev *d, char *err, size_t err
 	int rc = 0;
 
 	if (!dmt)
-		return seterr(err, errlen, -ENOMEM, "libdevmapper: cannot create a task");
+		return proto_errf(err, errlen, -ENOMEM, "libdevmapper: cannot create a task");
 	if (!dm_task_set_name(dmt, d->name)) {
-		rc = seterr(err, errlen, -EINVAL, "device-mapper: bad device name %s", d->name);
+		rc = proto_errf(err, errlen, -EINVAL, "device-mapper: bad device name %s", d->name);
 		goto out;
 	}
 	while (*line) {
@@ -81,16 +70,16 @@ static int dm_create_one(const struct blkmap_table_dev *d, char *err, size_t err
 		char *copy = strndup(line, n), target[32];
 		uint64_t start, len;
 		if (!copy) {
-			rc = seterr(err, errlen, -ENOMEM, "out of memory");
+			rc = proto_errf(err, errlen, -ENOMEM, "out of memory");
 			goto out;
 		}
 		if (bm_table_parse_line(copy, &start, &len, target, sizeof(target), &params) < 0) {
-			rc = seterr(err, errlen, -EINVAL, "%s: malformed table line '%s'", d->name, copy);
+			rc = proto_errf(err, errlen, -EINVAL, "%s: malformed table line '%s'", d->name, copy);
 			free(copy);
 			goto out;
 		}
 		if (!dm_task_add_target(dmt, start, len, target, params)) {
-			rc = seterr(err, errlen, -EINVAL, "%s: device-mapper refused line '%s'", d->name, copy);
+			rc = proto_errf(err, errlen, -EINVAL, "%s: device-mapper refused line '%s'", d->name, copy);
 			free(copy);
 			goto out;
 		}
@@ -98,7 +87,7 @@ static int dm_create_one(const struct blkmap_table_dev *d, char *err, size_t err
 		line += n + (nl ? 1 : 0);
 	}
 	if (!dm_task_run(dmt))
-		rc = seterr(err, errlen, -EIO, "device-mapper: cannot create %s (see the kernel log)", d->name);
+		rc = proto_errf(err, errlen, -EIO, "device-mapper: cannot create %s (see the kernel log)", d->name);
 out:
 	dm_task_destroy(dmt);
 	return rc;
@@ -107,7 +96,7 @@ out:
 static int have_dm(char *err, size_t errlen)
 {
 	if (access(DM_CONTROL, F_OK) != 0)
-		return seterr(err, errlen, -ENOTSUP,
+		return proto_errf(err, errlen, -ENOTSUP,
 			      "no device-mapper on this host (" DM_CONTROL " does not exist): use the userspace engine");
 	return 0;
 }
@@ -129,12 +118,12 @@ static int check_token(const struct blkmap_table *t, const char *dev, const char
 	if (own_device(t, tok))
 		return 0;
 	if (!strncmp(tok, "iscsi://", 8))
-		return seterr(err, errlen, -ENODEV,
+		return proto_errf(err, errlen, -ENODEV,
 			      "%s: leaf %s is an iSCSI URL, not a local block device (log in with open-iscsi and "
 			      "resolve against /dev/sd*)",
 			      dev, tok);
 	if (stat(tok, &st) != 0 || !S_ISBLK(st.st_mode))
-		return seterr(err, errlen, -ENODEV, "%s: leaf %s is not a local block device", dev, tok);
+		return proto_errf(err, errlen, -ENODEV, "%s: leaf %s is not a local block device", dev, tok);
 	return 0;
 }
 
@@ -150,10 +139,10 @@ static int check_leaves(const struct blkmap_table *t, char *err, size_t errlen)
 			uint64_t start, len;
 			int rc = 0, k = 0;
 			if (!copy)
-				return seterr(err, errlen, -ENOMEM, "out of memory");
+				return proto_errf(err, errlen, -ENOMEM, "out of memory");
 			if (bm_table_parse_line(copy, &start, &len, target, sizeof(target), &params) < 0) {
 				free(copy);
-				return seterr(err, errlen, -EINVAL, "%s: malformed table line", t->dev[i].name);
+				return proto_errf(err, errlen, -EINVAL, "%s: malformed table line", t->dev[i].name);
 			}
 			/* linear DEV OFF | striped N CHUNK (DEV OFF)... */
 			for (tok = strtok_r((char *)params, " ", &save); tok && rc == 0; tok = strtok_r(NULL, " ", &save), k++) {

@@ -27,7 +27,7 @@ static int check_runs(struct blkmap_vol *vol, const struct blkmap_run *r, size_t
 		struct blkmap_dev *dev = vol->v[r[i].leaf].dev;
 		if (!dev)
 			return bm_vol_err(vol, -ENODEV, "volume %u (%s) is not bound to a device", r[i].leaf,
-					  bm_vol_type_name(vol->v[r[i].leaf].type));
+					  blkmap_vol_type_name(vol->v[r[i].leaf].type));
 		if (!dev->ctx)
 			return bm_vol_err(vol, -ENODEV, "volume %u: the blkmap context of %s was destroyed", r[i].leaf,
 					  dev->name);
@@ -300,7 +300,7 @@ static int flush_leaves(struct blkmap_vol *vol, const uint8_t *mark, blkmap_io_c
 			continue;
 		if (!dev)
 			return bm_vol_err(vol, -ENODEV, "volume %u (%s) is not bound to a device", i,
-					  bm_vol_type_name(vol->v[i].type));
+					  blkmap_vol_type_name(vol->v[i].type));
 		if (!dev->ctx)
 			return bm_vol_err(vol, -ENODEV, "volume %u: the blkmap context of %s was destroyed", i,
 					  dev->name);

@@ -5,6 +5,7 @@
 #define BLKMAP_INTERNAL_H
 
 #include "blkmap/blkmap.h"
+#include "proto/list.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -68,8 +69,8 @@ struct blkmap_ctx {
 	unsigned outstanding; /* requests submitted, not completed */
 	unsigned connecting;  /* devices in a connect or restore phase */
 	unsigned keepers;     /* devices without a session that log in again with nothing queued */
-	struct blkmap_dev *devs;      /* open devices */
-	struct blkmap_dev *graveyard; /* closed while servicing: freed after the pass */
+	struct proto_list devs;      /* open devices, by blkmap_dev.link */
+	struct proto_list graveyard; /* closed while servicing: freed after the pass (by .link) */
 	struct bm_pool pool;
 	struct bm_cache *cache;
 };
@@ -85,7 +86,7 @@ enum bm_dev_state {
 
 struct blkmap_dev {
 	struct blkmap_ctx *ctx;
-	struct blkmap_dev *next, *prev; /* ctx->devs */
+	struct proto_list link; /* on ctx->devs, or on ctx->graveyard once closed */
 	int refs;
 	int orphan;        /* its context was destroyed: only the memory is left, for the last unref */
 	int in_isc_service; /* inside iscsi_service() for this device: closing is deferred */

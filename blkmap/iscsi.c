@@ -1188,7 +1188,7 @@ void bm_iscsi_logout_all(struct blkmap_ctx *ctx)
 
 	if (ctx->depth > 0)
 		return;
-	for (struct blkmap_dev *d = ctx->devs; d; d = d->next)
+	proto_list_for_each(d, &ctx->devs, struct blkmap_dev, link)
 		n += logout_idle(d);
 	if (n < 2)
 		return; /* one session logs out as it closes */
@@ -1199,7 +1199,7 @@ void bm_iscsi_logout_all(struct blkmap_ctx *ctx)
 		goto out;
 	n = 0;
 	bm_sigpipe_block(&g);
-	for (struct blkmap_dev *d = ctx->devs; d; d = d->next) {
+	proto_list_for_each(d, &ctx->devs, struct blkmap_dev, link) {
 		if (!logout_idle(d))
 			continue;
 		/* the session leaves the context's loop: its replies are read here, as a sync logout would */
@@ -1232,7 +1232,7 @@ void bm_iscsi_logout_all(struct blkmap_ctx *ctx)
 	bm_sigpipe_restore(&g);
 out:
 	/* answered or not, no second logout when the devices close */
-	for (struct blkmap_dev *d = ctx->devs; d; d = d->next)
+	proto_list_for_each(d, &ctx->devs, struct blkmap_dev, link)
 		if (d->logout == 1)
 			d->logout = 2;
 	free(devs);

@@ -121,7 +121,7 @@ int blkmap_vol_map(struct blkmap_vol *vol, uint64_t off, uint64_t len, struct bl
 		const struct bm_volent *e = &vol->v[i];
 		if ((e->type == BLKMAP_VOL_SIMPLE || e->type == BLKMAP_VOL_SCSI) && !e->size)
 			return bm_vol_err(vol, -ENODEV, "volume %u (%s) has no size: not resolved to a device", i,
-					  bm_vol_type_name(e->type));
+					  blkmap_vol_type_name(e->type));
 	}
 	if (off > vol->v[top].size || len > vol->v[top].size - off)
 		return bm_vol_err(vol, -ERANGE, "range %" PRIu64 "+%" PRIu64 " is outside the volume (%" PRIu64 " bytes)",

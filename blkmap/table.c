@@ -283,7 +283,7 @@ int blkmap_vol_table(struct blkmap_vol *vol, const char *name, struct blkmap_tab
 		const struct bm_volent *e = &vol->v[i];
 		if (!e->size)
 			return bm_vol_err(vol, -ENODEV, "table: volume %u (%s) has no size: resolve the volume first", i,
-					  bm_vol_type_name(e->type));
+					  blkmap_vol_type_name(e->type));
 		if (e->size % BM_SECTOR_BYTES)
 			return bm_vol_err(vol, -EINVAL, "table: volume %u is %" PRIu64 " bytes, not whole 512-byte sectors",
 					  i, e->size);

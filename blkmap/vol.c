@@ -18,7 +18,7 @@ int bm_vol_err(struct blkmap_vol *vol, int rc, const char *fmt, ...)
 	return rc;
 }
 
-const char *bm_vol_type_name(enum blkmap_vol_type t)
+const char *blkmap_vol_type_name(enum blkmap_vol_type t)
 {
 	switch (t) {
 	case BLKMAP_VOL_SIMPLE:
@@ -222,7 +222,7 @@ int blkmap_vol_add_slice(struct blkmap_vol *vol, uint64_t start_bytes, uint64_t 
 static int add_multi(struct blkmap_vol *vol, enum blkmap_vol_type t, uint64_t unit, const uint32_t *members,
 		     unsigned n, uint32_t *index)
 {
-	const char *what = bm_vol_type_name(t);
+	const char *what = blkmap_vol_type_name(t);
 	struct bm_volent *e;
 
 	if (n == 0)
@@ -375,7 +375,7 @@ int blkmap_vol_validate(struct blkmap_vol *vol)
 			uint32_t m = e->members[k];
 			if (m >= i) {
 				rc = bm_vol_err(vol, -EINVAL, "volume %u (%s): member %u is not an earlier entry", i,
-						bm_vol_type_name(e->type), m);
+						blkmap_vol_type_name(e->type), m);
 				goto out;
 			}
 			if (++uses[m] > 1) {
@@ -387,7 +387,7 @@ int blkmap_vol_validate(struct blkmap_vol *vol)
 	for (unsigned i = 0; i + 1 < vol->n; i++) {
 		if (uses[i] == 0) {
 			rc = bm_vol_err(vol, -EINVAL, "volume %u (%s) is not part of the top volume %u", i,
-					bm_vol_type_name(vol->v[i].type), vol->n - 1);
+					blkmap_vol_type_name(vol->v[i].type), vol->n - 1);
 			goto out;
 		}
 	}

@@ -33,7 +33,6 @@ struct blkmap_vol {
 };
 
 int bm_vol_err(struct blkmap_vol *vol, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-const char *bm_vol_type_name(enum blkmap_vol_type t);
 int bm_vol_sizes(struct blkmap_vol *vol);
 /* validate when not yet validated (after adds or bindings) */
 int bm_vol_ready(struct blkmap_vol *vol);

@@ -422,7 +422,7 @@ int blkmap_vol_format_text(const struct blkmap_vol *vol, char **out)
 			break;
 		case BLKMAP_VOL_CONCAT:
 		case BLKMAP_VOL_STRIPE:
-			sb_printf(&b, "%s", bm_vol_type_name(e->type));
+			sb_printf(&b, "%s", blkmap_vol_type_name(e->type));
 			if (e->type == BLKMAP_VOL_STRIPE) {
 				sb_printf(&b, " ");
 				fmt_size(&b, e->unit);

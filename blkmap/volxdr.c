@@ -5,6 +5,7 @@
 #include "blkmap/blkmap_xdr.h"
 #include "blkmap/vol_int.h"
 #include "proto/layout.h"
+#include "proto/util.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,24 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int xerr(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int xerr(char *err, size_t len, int rc, const char *fmt, ...)
-{
-	va_list ap;
-	if (err && len) {
-		va_start(ap, fmt);
-		vsnprintf(err, len, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 static int finish_in(struct blkmap_vol *vol, int rc, struct blkmap_vol **out, char *err, size_t errlen)
 {
 	if (rc == 0)
 		rc = blkmap_vol_validate(vol);
 	if (rc < 0) {
-		xerr(err, errlen, rc, "%s", blkmap_vol_errstr(vol));
+		proto_errf(err, errlen, rc, "%s", blkmap_vol_errstr(vol));
 		blkmap_vol_free(vol);
 		return rc;
 	}
@@ -46,9 +35,9 @@ int blkmap_vol_from_block(const pnfs_block_deviceaddr4 *da, struct blkmap_vol **
 
 	*out = NULL;
 	if (n > BLKMAP_MAX_VOLUMES)
-		return xerr(err, errlen, -E2BIG, "block device address: %u volumes, at most %u", n, BLKMAP_MAX_VOLUMES);
+		return proto_errf(err, errlen, -E2BIG, "block device address: %u volumes, at most %u", n, BLKMAP_MAX_VOLUMES);
 	if (blkmap_vol_create(&vol) < 0)
-		return xerr(err, errlen, -ENOMEM, "out of memory");
+		return proto_errf(err, errlen, -ENOMEM, "out of memory");
 	for (unsigned i = 0; i < n && rc == 0; i++) {
 		const pnfs_block_volume4 *v = &da->bda_volumes.bda_volumes_val[i];
 		switch (v->type) {
@@ -101,9 +90,9 @@ int blkmap_vol_from_scsi(const pnfs_scsi_deviceaddr4 *da, struct blkmap_vol **ou
 
 	*out = NULL;
 	if (n > BLKMAP_MAX_VOLUMES)
-		return xerr(err, errlen, -E2BIG, "SCSI device address: %u volumes, at most %u", n, BLKMAP_MAX_VOLUMES);
+		return proto_errf(err, errlen, -E2BIG, "SCSI device address: %u volumes, at most %u", n, BLKMAP_MAX_VOLUMES);
 	if (blkmap_vol_create(&vol) < 0)
-		return xerr(err, errlen, -ENOMEM, "out of memory");
+		return proto_errf(err, errlen, -ENOMEM, "out of memory");
 	for (unsigned i = 0; i < n && rc == 0; i++) {
 		const pnfs_scsi_volume4 *v = &da->sda_volumes.sda_volumes_val[i];
 		switch (v->type) {
@@ -200,10 +189,10 @@ int blkmap_vol_to_block(const struct blkmap_vol *vol, pnfs_block_deviceaddr4 *ou
 {
 	memset(out, 0, sizeof(*out));
 	if (vol->n == 0)
-		return xerr(err, errlen, -EINVAL, "the volume array is empty");
+		return proto_errf(err, errlen, -EINVAL, "the volume array is empty");
 	out->bda_volumes.bda_volumes_val = calloc(vol->n, sizeof(pnfs_block_volume4));
 	if (!out->bda_volumes.bda_volumes_val)
-		return xerr(err, errlen, -ENOMEM, "out of memory");
+		return proto_errf(err, errlen, -ENOMEM, "out of memory");
 	for (unsigned i = 0; i < vol->n; i++) {
 		const struct bm_volent *e = &vol->v[i];
 		pnfs_block_volume4 *v = &out->bda_volumes.bda_volumes_val[i];
@@ -250,24 +239,24 @@ int blkmap_vol_to_block(const struct blkmap_vol *vol, pnfs_block_deviceaddr4 *ou
 			break;
 		case BLKMAP_VOL_SCSI:
 			blkmap_xdr_block_free(out);
-			return xerr(err, errlen, -EINVAL,
+			return proto_errf(err, errlen, -EINVAL,
 				    "volume %u is a SCSI base volume: the block layout has no such type (use the SCSI layout)", i);
 		}
 	}
 	return 0;
 nomem:
 	blkmap_xdr_block_free(out);
-	return xerr(err, errlen, -ENOMEM, "out of memory");
+	return proto_errf(err, errlen, -ENOMEM, "out of memory");
 }
 
 int blkmap_vol_to_scsi(const struct blkmap_vol *vol, pnfs_scsi_deviceaddr4 *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	if (vol->n == 0)
-		return xerr(err, errlen, -EINVAL, "the volume array is empty");
+		return proto_errf(err, errlen, -EINVAL, "the volume array is empty");
 	out->sda_volumes.sda_volumes_val = calloc(vol->n, sizeof(pnfs_scsi_volume4));
 	if (!out->sda_volumes.sda_volumes_val)
-		return xerr(err, errlen, -ENOMEM, "out of memory");
+		return proto_errf(err, errlen, -ENOMEM, "out of memory");
 	for (unsigned i = 0; i < vol->n; i++) {
 		const struct bm_volent *e = &vol->v[i];
 		pnfs_scsi_volume4 *v = &out->sda_volumes.sda_volumes_val[i];
@@ -309,14 +298,14 @@ int blkmap_vol_to_scsi(const struct blkmap_vol *vol, pnfs_scsi_deviceaddr4 *out,
 			break;
 		case BLKMAP_VOL_SIMPLE:
 			blkmap_xdr_scsi_free(out);
-			return xerr(err, errlen, -EINVAL,
+			return proto_errf(err, errlen, -EINVAL,
 				    "volume %u is a simple (signature) volume: the SCSI layout names LUNs by designator", i);
 		}
 	}
 	return 0;
 nomem:
 	blkmap_xdr_scsi_free(out);
-	return xerr(err, errlen, -ENOMEM, "out of memory");
+	return proto_errf(err, errlen, -ENOMEM, "out of memory");
 }
 
 /* ---- device_addr4 and raw bytes ------------------------------------------------------------------- */
@@ -336,7 +325,7 @@ int blkmap_vol_from_device_addr(const device_addr4 *da, struct blkmap_vol **out,
 		memset(&b, 0, sizeof(b));
 		rc = proto_block_deviceaddr_decode(da, &b);
 		if (rc < 0)
-			return xerr(err, errlen, rc, "block device address: %s", decode_why(rc));
+			return proto_errf(err, errlen, rc, "block device address: %s", decode_why(rc));
 		rc = blkmap_vol_from_block(&b, out, err, errlen);
 		proto_block_deviceaddr_free(&b);
 		return rc;
@@ -346,12 +335,12 @@ int blkmap_vol_from_device_addr(const device_addr4 *da, struct blkmap_vol **out,
 		memset(&s, 0, sizeof(s));
 		rc = proto_scsi_deviceaddr_decode(da, &s);
 		if (rc < 0)
-			return xerr(err, errlen, rc, "SCSI device address: %s", decode_why(rc));
+			return proto_errf(err, errlen, rc, "SCSI device address: %s", decode_why(rc));
 		rc = blkmap_vol_from_scsi(&s, out, err, errlen);
 		proto_scsi_deviceaddr_free(&s);
 		return rc;
 	}
-	return xerr(err, errlen, -EINVAL, "layout type %d is neither the block (3) nor the SCSI (5) layout",
+	return proto_errf(err, errlen, -EINVAL, "layout type %d is neither the block (3) nor the SCSI (5) layout",
 		    (int)da->da_layout_type);
 }
 
@@ -376,10 +365,10 @@ int blkmap_vol_to_device_addr(const struct blkmap_vol *vol, layouttype4 type, de
 		rc = proto_scsi_deviceaddr_encode(&s, out);
 		blkmap_xdr_scsi_free(&s);
 	} else {
-		return xerr(err, errlen, -EINVAL, "layout type %d is neither the block nor the SCSI layout", (int)type);
+		return proto_errf(err, errlen, -EINVAL, "layout type %d is neither the block nor the SCSI layout", (int)type);
 	}
 	if (rc < 0)
-		return xerr(err, errlen, rc, "encoding the device address failed (%s)", strerror(-rc));
+		return proto_errf(err, errlen, rc, "encoding the device address failed (%s)", strerror(-rc));
 	return 0;
 }
 
@@ -392,7 +381,7 @@ int blkmap_vol_decode_xdr(const void *buf, size_t len, layouttype4 type, struct 
 
 	*out = NULL;
 	if (len > (64u << 20))
-		return xerr(err, errlen, -E2BIG, "device address of %zu bytes is too large", len);
+		return proto_errf(err, errlen, -E2BIG, "device address of %zu bytes is too large", len);
 	da.da_addr_body.da_addr_body_len = (u_int)len;
 	da.da_addr_body.da_addr_body_val = (char *)buf;
 	if (type == 0 || type == LAYOUT4_BLOCK_VOLUME) {
@@ -401,7 +390,7 @@ int blkmap_vol_decode_xdr(const void *buf, size_t len, layouttype4 type, struct 
 		if (rc == 0 || type != 0) {
 			if (rc == 0 && type_out)
 				*type_out = LAYOUT4_BLOCK_VOLUME;
-			return rc < 0 ? xerr(err, errlen, rc, "%s", first) : 0;
+			return rc < 0 ? proto_errf(err, errlen, rc, "%s", first) : 0;
 		}
 	}
 	da.da_layout_type = LAYOUT4_SCSI;
@@ -409,7 +398,7 @@ int blkmap_vol_decode_xdr(const void *buf, size_t len, layouttype4 type, struct 
 	if (rc == 0 && type_out)
 		*type_out = LAYOUT4_SCSI;
 	if (rc < 0 && type == 0)
-		xerr(err, errlen, rc, "neither a block nor a SCSI device address (as block: %s)", first);
+		proto_errf(err, errlen, rc, "neither a block nor a SCSI device address (as block: %s)", first);
 	return rc;
 }
 
@@ -426,7 +415,7 @@ int blkmap_vol_encode_xdr(const struct blkmap_vol *vol, layouttype4 type, void *
 	*buf = malloc(da.da_addr_body.da_addr_body_len ? da.da_addr_body.da_addr_body_len : 1);
 	if (!*buf) {
 		proto_device_addr_free(&da);
-		return xerr(err, errlen, -ENOMEM, "out of memory");
+		return proto_errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	memcpy(*buf, da.da_addr_body.da_addr_body_val, da.da_addr_body.da_addr_body_len);
 	*len = da.da_addr_body.da_addr_body_len;
@@ -446,26 +435,26 @@ int blkmap_vol_read_file(const char *path, struct blkmap_vol **out, layouttype4 
 	*out = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return xerr(err, errlen, -errno, "%s: %s", path, strerror(errno));
+		return proto_errf(err, errlen, -errno, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) {
 		close(fd);
-		return xerr(err, errlen, -EINVAL, "%s: not a regular file of at most 64 MiB", path);
+		return proto_errf(err, errlen, -EINVAL, "%s: not a regular file of at most 64 MiB", path);
 	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {
 		close(fd);
-		return xerr(err, errlen, -ENOMEM, "out of memory");
+		return proto_errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	n = read(fd, buf, (size_t)st.st_size);
 	close(fd);
 	if (n != st.st_size) {
 		free(buf);
-		return xerr(err, errlen, -EIO, "%s: short read", path);
+		return proto_errf(err, errlen, -EIO, "%s: short read", path);
 	}
 	rc = blkmap_vol_decode_xdr(buf, (size_t)n, 0, out, type_out, msg, sizeof(msg));
 	free(buf);
 	if (rc < 0)
-		return xerr(err, errlen, rc, "%s: %s", path, msg);
+		return proto_errf(err, errlen, rc, "%s: %s", path, msg);
 	return 0;
 }
 

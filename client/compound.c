@@ -24,6 +24,7 @@ struct pc_compound *pc_compound_new(struct pnfs_context *ctx, const char *fmt, .
 	if (!c)
 		return NULL;
 	c->ctx = ctx;
+	proto_list_init(&c->link);
 	va_start(ap, fmt);
 	vsnprintf(c->what, sizeof(c->what), fmt, ap);
 	va_end(ap);
@@ -230,22 +231,8 @@ static void q_remove(struct pnfs_context *ctx, struct pc_compound *c)
 {
 	switch (c->q) {
 	case PC_Q_WAIT:
-		if (c->prev)
-			c->prev->next = c->next;
-		else
-			ctx->waitq_head = c->next;
-		if (c->next)
-			c->next->prev = c->prev;
-		else
-			ctx->waitq_tail = c->prev;
-		break;
 	case PC_Q_SENT:
-		if (c->prev)
-			c->prev->next = c->next;
-		else
-			ctx->sent_head = c->next;
-		if (c->next)
-			c->next->prev = c->prev;
+		proto_list_del(&c->link);
 		break;
 	case PC_Q_DELAY:
 		pc_timer_cancel(ctx, &c->delay_timer);
@@ -253,40 +240,22 @@ static void q_remove(struct pnfs_context *ctx, struct pc_compound *c)
 	case PC_Q_NONE:
 		break;
 	}
-	c->next = c->prev = NULL;
 	c->q = PC_Q_NONE;
 }
 
 static void q_wait_push(struct pnfs_context *ctx, struct pc_compound *c, int front)
 {
 	c->q = PC_Q_WAIT;
-	if (front) {
-		c->prev = NULL;
-		c->next = ctx->waitq_head;
-		if (ctx->waitq_head)
-			ctx->waitq_head->prev = c;
-		else
-			ctx->waitq_tail = c;
-		ctx->waitq_head = c;
-	} else {
-		c->next = NULL;
-		c->prev = ctx->waitq_tail;
-		if (ctx->waitq_tail)
-			ctx->waitq_tail->next = c;
-		else
-			ctx->waitq_head = c;
-		ctx->waitq_tail = c;
-	}
+	if (front)
+		proto_list_add(&ctx->waitq, &c->link);
+	else
+		proto_list_add_tail(&ctx->waitq, &c->link);
 }
 
 static void q_sent_push(struct pnfs_context *ctx, struct pc_compound *c)
 {
 	c->q = PC_Q_SENT;
-	c->prev = NULL;
-	c->next = ctx->sent_head;
-	if (ctx->sent_head)
-		ctx->sent_head->prev = c;
-	ctx->sent_head = c;
+	proto_list_add(&ctx->sentq, &c->link);
 }
 
 static void slot_release(struct pnfs_context *ctx, struct pc_compound *c)
@@ -497,7 +466,7 @@ static void arm_watchdog(struct pnfs_context *ctx)
 static void watchdog(struct pnfs_context *ctx, struct pc_timer *t)
 {
 	(void)t;
-	if (!ctx->sent_head || ctx->conn.fd < 0 || !ctx->conn.connected)
+	if (proto_list_empty(&ctx->sentq) || ctx->conn.fd < 0 || !ctx->conn.connected)
 		return;
 	if (pc_now_ms() - ctx->conn.last_rx_ms >= ctx->opts.timeout_ms) {
 		LOG_WARN("pnfs: no reply from %s:%d for %u ms; reconnecting", ctx->host, ctx->port,
@@ -579,13 +548,13 @@ static int may_send(struct pnfs_context *ctx, struct pc_compound *c)
 
 void pc_compounds_kick(struct pnfs_context *ctx)
 {
-	struct pc_compound *c, *next;
+	struct proto_list *l, *next;
 
 	if (ctx->slots_in_doubt && ctx->state == PC_ST_READY && ctx->conn.connected)
 		probe_slots(ctx);
-	c = ctx->waitq_head;
-	for (; c; c = next) {
-		next = c->next;
+	for (l = ctx->waitq.next; l != &ctx->waitq; l = next) {
+		struct pc_compound *c = proto_list_entry(l, struct pc_compound, link);
+		next = l->next;
 		if (!may_send(ctx, c))
 			continue;
 		if (!c->nosession && c->slot < 0 && slot_acquire(ctx, c) < 0)
@@ -602,7 +571,7 @@ void pc_compounds_kick(struct pnfs_context *ctx)
 			if (c->slot >= 0)
 				ctx->slots[c->slot].seqid = c->seqid - 1;
 			fail(c, rc);
-			next = ctx->waitq_head;
+			next = ctx->waitq.next;
 		}
 	}
 }
@@ -884,8 +853,7 @@ void pc_compounds_conn_lost(struct pnfs_context *ctx)
 
 void pc_compounds_session_lost(struct pnfs_context *ctx)
 {
-	for (struct pc_compound *c = ctx->waitq_head, *next; c; c = next) {
-		next = c->next;
+	proto_list_for_each_safe(c, &ctx->waitq, struct pc_compound, link) {
 		if (c->setup && !c->nosession) {
 			/* Reclaim work of the old session: it restarts with the new one. */
 			q_remove(ctx, c);
@@ -915,17 +883,18 @@ void pc_compounds_expire(struct pnfs_context *ctx, uint64_t max_age_ms, uint64_t
 {
 	uint64_t now = pc_now_ms();
 
-	for (struct pc_compound *c = ctx->waitq_head, *next; c; c = next) {
+	for (struct proto_list *l = ctx->waitq.next, *next; l != &ctx->waitq; l = next) {
+		struct pc_compound *c = proto_list_entry(l, struct pc_compound, link);
 		uint64_t from = since_ms ? since_ms : c->submitted_ms;
 
-		next = c->next;
+		next = l->next;
 		/* (a completion below may submit a call after now was read: it is young) */
 		if (from >= now || now - from < max_age_ms)
 			continue;
 		snprintf(c->errtext, sizeof(c->errtext), "%s", why);
 		slot_abandon(ctx, c);
 		fail(c, err);
-		next = ctx->waitq_head; /* a completion may have changed the queue */
+		next = ctx->waitq.next; /* a completion may have changed the queue */
 	}
 }
 
@@ -939,15 +908,18 @@ void pc_compounds_fail_all(struct pnfs_context *ctx, int err)
 		c->u64[3] = 0;
 		fail(c, err);
 	}
-	while ((c = ctx->waitq_head))
-		fail(c, err);
+	while (!proto_list_empty(&ctx->waitq))
+		fail(proto_list_first(&ctx->waitq, struct pc_compound, link), err);
 	/* Delayed compounds sit on timers; a completion may change the list, so start over each time. */
 	for (;;) {
-		struct pc_timer *t = ctx->timers;
-		while (t && t->fn != delay_fire)
-			t = t->next;
-		if (!t)
+		struct pc_timer *found = NULL;
+		proto_list_for_each(t, &ctx->timers, struct pc_timer, link)
+			if (t->fn == delay_fire) {
+				found = t;
+				break;
+			}
+		if (!found)
 			break;
-		fail(t->arg, err);
+		fail(found->arg, err);
 	}
 }

@@ -177,8 +177,8 @@ static void timerfd_rearm(struct pnfs_context *ctx)
 	struct itimerspec its = { 0 };
 	uint64_t now = pc_now_ms();
 
-	if (ctx->timers) {
-		uint64_t due = ctx->timers->due_ms;
+	if (!proto_list_empty(&ctx->timers)) {
+		uint64_t due = proto_list_first(&ctx->timers, struct pc_timer, link)->due_ms;
 		uint64_t d = due > now ? due - now : 0;
 		if (d == 0) {
 			its.it_value.tv_nsec = 1; /* fire at once */
@@ -192,43 +192,34 @@ static void timerfd_rearm(struct pnfs_context *ctx)
 
 void pc_timer_cancel(struct pnfs_context *ctx, struct pc_timer *t)
 {
+	(void)ctx;
 	if (!t->armed)
 		return;
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		ctx->timers = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-	t->next = t->prev = NULL;
+	proto_list_del(&t->link);
 	t->armed = 0;
 }
 
 void pc_timer_arm(struct pnfs_context *ctx, struct pc_timer *t, uint64_t delay_ms)
 {
-	struct pc_timer **pp = &ctx->timers, *prev = NULL;
+	struct proto_list *at;
 
 	pc_timer_cancel(ctx, t);
 	t->due_ms = pc_now_ms() + delay_ms;
-	while (*pp && (*pp)->due_ms <= t->due_ms) {
-		prev = *pp;
-		pp = &(*pp)->next;
-	}
-	t->next = *pp;
-	t->prev = prev;
-	if (*pp)
-		(*pp)->prev = t;
-	*pp = t;
+	at = ctx->timers.next;
+	/* after every timer due at the same time or earlier */
+	while (at != &ctx->timers && proto_list_entry(at, struct pc_timer, link)->due_ms <= t->due_ms)
+		at = at->next;
+	proto_list_add_tail(at, &t->link);
 	t->armed = 1;
-	if (ctx->timers == t && !ctx->servicing)
+	if (ctx->timers.next == &t->link && !ctx->servicing)
 		timerfd_rearm(ctx);
 }
 
 static void run_timers(struct pnfs_context *ctx)
 {
 	/* Bounded: a timer that re-arms itself at 0 runs again on the next service. */
-	for (int n = 0; n < 10000 && ctx->timers; n++) {
-		struct pc_timer *t = ctx->timers;
+	for (int n = 0; n < 10000 && !proto_list_empty(&ctx->timers); n++) {
+		struct pc_timer *t = proto_list_first(&ctx->timers, struct pc_timer, link);
 		if (t->due_ms > pc_now_ms())
 			break;
 		pc_timer_cancel(ctx, t);
@@ -382,6 +373,9 @@ int pnfs_context_create(const struct pnfs_opts *opts, struct pnfs_context **out)
 	if (!ctx)
 		return -ENOMEM;
 	ctx->epfd = ctx->tfd = -1;
+	proto_list_init(&ctx->timers);
+	proto_list_init(&ctx->waitq);
+	proto_list_init(&ctx->sentq);
 	ctx->conn.fd = -1;
 	ctx->opts = *opts;
 	ctx->portals = pc_strv_dup(opts->portals, opts->nportals, &fail);
@@ -451,8 +445,8 @@ void pnfs_context_destroy(struct pnfs_context *ctx)
 	/* SCSI commands in flight complete as cancelled, while their I/O and layouts are still there. */
 	pc_devices_stop(ctx);
 	/* Calls still waiting on timers complete as cancelled. */
-	while (ctx->timers) {
-		struct pc_timer *t = ctx->timers;
+	while (!proto_list_empty(&ctx->timers)) {
+		struct pc_timer *t = proto_list_first(&ctx->timers, struct pc_timer, link);
 		pc_timer_cancel(ctx, t);
 		if (t->fn == call_done_timer)
 			t->fn(ctx, t);

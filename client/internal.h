@@ -6,6 +6,7 @@
 #define CLIENT_INTERNAL_H
 
 #include "client/pnfs.h"
+#include "proto/list.h"
 #include "proto/proto.h"
 
 #include <stdarg.h>
@@ -32,7 +33,7 @@ struct pc_timer {
 	int armed;
 	void (*fn)(struct pnfs_context *ctx, struct pc_timer *t);
 	void *arg;
-	struct pc_timer *next, *prev;
+	struct proto_list link; /* on ctx->timers, by due_ms, while armed */
 };
 
 uint64_t pc_now_ms(void);
@@ -131,7 +132,7 @@ struct pc_compound {
 	unsigned retries;
 	uint64_t submitted_ms;
 	enum pc_queue q;
-	struct pc_compound *next, *prev;
+	struct proto_list link;     /* on ctx->waitq or ctx->sentq, as q says */
 	struct pc_timer delay_timer;
 	struct pc_alloc *arena;
 };
@@ -410,7 +411,7 @@ struct pnfs_context {
 	/* loop */
 	int epfd, tfd;
 	struct pc_watch tw;
-	struct pc_timer *timers;
+	struct proto_list timers;  /* armed timers, earliest first (pc_timer.link) */
 	int cb_depth;               /* > 0 while user callbacks run */
 	int servicing;
 	int destroying;
@@ -476,8 +477,8 @@ struct pnfs_context {
 	uint64_t fs_maxread, fs_maxwrite;
 
 	/* compounds */
-	struct pc_compound *waitq_head, *waitq_tail;
-	struct pc_compound *sent_head;
+	struct proto_list waitq;    /* compounds waiting to be sent, in order (pc_compound.link) */
+	struct proto_list sentq;    /* sent, waiting for their replies, newest first */
 	unsigned ncompounds;        /* alive (submitted, not done) */
 	unsigned ncalls;            /* public calls in flight */
 

@@ -6,6 +6,7 @@
 #include "client/mount.h"
 #include "client/pnfs.h"
 #include "proto/log.h"
+#include "proto/util.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -266,22 +267,6 @@ static int need_remote(const char *arg, struct rpath *r)
 
 /* ---- formatting ------------------------------------------------------------------------------- */
 
-static const char *human(uint64_t b, char *buf, size_t len)
-{
-	const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double v = (double)b;
-	int i = 0;
-	while (v >= 1024 && i < 5) {
-		v /= 1024;
-		i++;
-	}
-	if (i == 0)
-		snprintf(buf, len, "%" PRIu64 " B", b);
-	else
-		snprintf(buf, len, "%.1f %s", v, u[i]);
-	return buf;
-}
-
 static const char *type_name(enum pnfs_ftype t)
 {
 	switch (t) {
@@ -318,28 +303,13 @@ static void mode_str(const struct pnfs_stat *st, char out[11])
 	out[10] = 0;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void json_stat_fields(FILE *f, const struct pnfs_stat *st)
 {
 	fprintf(f, "\"type\":\"%s\",\"size\":%" PRIu64 ",\"mode\":\"%04o\",\"nlink\":%u,\"owner\":", type_name(st->type),
 		st->size, st->mode, st->nlink);
-	json_str(f, st->owner);
+	proto_json_str(f, st->owner);
 	fprintf(f, ",\"group\":");
-	json_str(f, st->group);
+	proto_json_str(f, st->group);
 	fprintf(f, ",\"fileid\":%" PRIu64 ",\"space_used\":%" PRIu64 ",\"mtime\":%lld.%09ld,\"ctime\":%lld.%09ld",
 		st->fileid, st->space_used, (long long)st->mtime.tv_sec, st->mtime.tv_nsec,
 		(long long)st->ctime.tv_sec, st->ctime.tv_nsec);
@@ -391,9 +361,9 @@ static void progress_show(struct progress *p, int final)
 	clock_gettime(CLOCK_MONOTONIC, &p->last);
 	el = secs_since(&p->start);
 	double rate = el > 0 ? (double)p->done / el : 0;
-	human(p->done, a, sizeof(a));
-	human(p->total, b, sizeof(b));
-	human((uint64_t)rate, r, sizeof(r));
+	proto_fmt_bytes(p->done, PROTO_FMT_TENTHS, a, sizeof(a));
+	proto_fmt_bytes(p->total, PROTO_FMT_TENTHS, b, sizeof(b));
+	proto_fmt_bytes((uint64_t)rate, PROTO_FMT_TENTHS, r, sizeof(r));
 	if (final) {
 		fprintf(stderr, "\r%s: %s in %.2f s, %s/s\033[K\n", p->name, a, el, r);
 		return;
@@ -1877,7 +1847,7 @@ static int cmd_ls(const char *arg)
 	if (st.type != PNFS_DIR) {
 		if (o.json) {
 			printf("[{\"name\":");
-			json_str(stdout, base_name(r.u.path));
+			proto_json_str(stdout, base_name(r.u.path));
 			printf(",");
 			json_stat_fields(stdout, &st);
 			printf("}]\n");
@@ -1904,7 +1874,7 @@ static int cmd_ls(const char *arg)
 	for (unsigned i = 0; i < n; i++) {
 		if (o.json) {
 			printf("%s{\"name\":", i ? "," : "");
-			json_str(stdout, v[i]->name);
+			proto_json_str(stdout, v[i]->name);
 			printf(",");
 			json_stat_fields(stdout, &v[i]->st);
 			printf("}");
@@ -1941,7 +1911,7 @@ static int cmd_stat(int argc, char **argv)
 		}
 		if (o.json) {
 			printf("%s{\"path\":", i && argc > 1 ? "," : "");
-			json_str(stdout, r.u.path);
+			proto_json_str(stdout, r.u.path);
 			printf(",");
 			json_stat_fields(stdout, &st);
 			printf("}%s", argc > 1 ? "" : "\n");
@@ -2006,8 +1976,8 @@ static int cmd_df(const char *arg)
 		for (unsigned i = 0; i < sf.nlayout_types; i++)
 			snprintf(lt + strlen(lt), sizeof(lt) - strlen(lt), "%s%s", i ? "," : "",
 				 layout_name(sf.layout_types[i]));
-		printf("%-28s %12s %12s %12s %4.0f%%  %s\n", fs, human(sf.total_bytes, a, sizeof(a)),
-		       human(used, b, sizeof(b)), human(sf.avail_bytes, c, sizeof(c)),
+		printf("%-28s %12s %12s %12s %4.0f%%  %s\n", fs, proto_fmt_bytes(sf.total_bytes, PROTO_FMT_TENTHS, a, sizeof(a)),
+		       proto_fmt_bytes(used, PROTO_FMT_TENTHS, b, sizeof(b)), proto_fmt_bytes(sf.avail_bytes, PROTO_FMT_TENTHS, c, sizeof(c)),
 		       sf.total_bytes ? 100.0 * (double)used / (double)sf.total_bytes : 0.0, lt[0] ? lt : "none");
 	}
 	return 0;

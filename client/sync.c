@@ -16,12 +16,14 @@ struct sync_state {
 	struct pnfs_identity *id;
 	char *buf;
 	size_t bufsize;
+	/* the error text as the callback saw it: loop work after the callback, in the same
+	 * pnfs_run_once(), may set another one, and the caller must read the one of its call */
+	char err[sizeof(((struct pnfs_context *)0)->err)];
 };
 
 static void sync_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
 {
 	struct sync_state *s = priv;
-	(void)ctx;
 
 	s->done = 1;
 	s->status = status;
@@ -41,12 +43,12 @@ static void sync_cb(struct pnfs_context *ctx, int status, void *data, void *priv
 			s->buf[n] = 0;
 		}
 	}
+	if (status < 0)
+		memcpy(s->err, ctx->err, sizeof(s->err));
 }
 
 static int sync_wait(struct pnfs_context *ctx, int rc, struct sync_state *s)
 {
-	char saved[sizeof(ctx->err)];
-
 	if (rc < 0)
 		return rc;
 	while (!s->done) {
@@ -55,9 +57,9 @@ static int sync_wait(struct pnfs_context *ctx, int rc, struct sync_state *s)
 			return pc_err(ctx, rc, rc == -EDEADLK ? "sync call from inside a callback" : "event loop: %s",
 				      strerror(-rc));
 	}
-	/* The callback saw the error text; keep it (later loop work may not overwrite it, but be sure). */
-	memcpy(saved, ctx->err, sizeof(saved));
-	(void)saved;
+	/* A failed call reports the text its callback saw, whatever the loop did after it. */
+	if (s->status < 0)
+		memcpy(ctx->err, s->err, sizeof(ctx->err));
 	return s->status;
 }
 

@@ -265,7 +265,7 @@ int mds_cb_compound(struct mds_server *srv, struct mds_session *s, const nfs_cb_
 
 struct mds_session *mds_cb_session(struct mds_client *clp)
 {
-	for (struct mds_session *s = clp->sessions; s; s = s->next_in_client)
+	proto_list_for_each(s, &clp->sessions, struct mds_session, in_client)
 		if (!s->destroyed && s->bc_conn && !s->bc_conn->dead)
 			return s;
 	return NULL;

@@ -59,12 +59,7 @@ void mds_conn_close(struct mds_conn *conn, const char *why)
 	mds_loop_del_fd(srv->loop, conn->fd, MDS_EV_READ | MDS_EV_WRITE);
 	close(conn->fd);
 	conn->fd = -1;
-	if (conn->prev)
-		conn->prev->next = conn->next;
-	else
-		srv->conns = conn->next;
-	if (conn->next)
-		conn->next->prev = conn->prev;
+	proto_list_del(&conn->link);
 	srv->nconns--;
 	mds_state_conn_gone(srv, conn);
 	mds_conn_put(conn);
@@ -367,10 +362,7 @@ int mds_conn_accept(struct mds_server *srv, int fd, const struct sockaddr_storag
 	conn->refs = 1;
 	mds_sockaddr_str(peer, conn->peer_str, sizeof(conn->peer_str));
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	conn->next = srv->conns;
-	if (srv->conns)
-		srv->conns->prev = conn;
-	srv->conns = conn;
+	proto_list_add(&srv->conns, &conn->link);
 	srv->nconns++;
 	srv->nconns_unestablished++;
 	if (srv->cfg.login_timeout_s) {

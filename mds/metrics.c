@@ -7,6 +7,7 @@
 
 #include "blkmap/blkmap.h"
 #include "mds/pool.h"
+#include "proto/list.h"
 #include "proto/log.h"
 
 #include <arpa/inet.h>
@@ -24,7 +25,7 @@
 #define METRICS_TIMEOUT_MS 5000
 
 struct mconn {
-	struct mconn *next;
+	struct proto_list link; /* on mds_metrics.conns */
 	struct mds_metrics *m;
 	int fd;
 	uint64_t timer;
@@ -38,7 +39,7 @@ struct mds_metrics {
 	struct mds_server *srv;
 	int fd;
 	int port;
-	struct mconn *conns;
+	struct proto_list conns; /* by mconn.link */
 	unsigned nconns;
 };
 
@@ -230,14 +231,8 @@ char *mds_metrics_text(struct mds_server *srv)
 static void conn_close(struct mconn *cn)
 {
 	struct mds_metrics *m = cn->m;
-	struct mconn **pp;
 
-	for (pp = &m->conns; *pp; pp = &(*pp)->next) {
-		if (*pp == cn) {
-			*pp = cn->next;
-			break;
-		}
-	}
+	proto_list_del(&cn->link);
 	m->nconns--;
 	if (cn->timer)
 		mds_loop_del_timer(m->srv->loop, cn->timer);
@@ -395,8 +390,7 @@ static void on_accept(struct mds_loop *loop, int fd, int events, void *arg)
 		}
 		cn->m = m;
 		cn->fd = c;
-		cn->next = m->conns;
-		m->conns = cn;
+		proto_list_add(&m->conns, &cn->link);
 		m->nconns++;
 		cn->timer = mds_loop_add_timer(loop, METRICS_TIMEOUT_MS, on_timeout, cn);
 		if (mds_loop_add_fd(loop, c, MDS_EV_READ, on_conn, cn) != 0)
@@ -416,6 +410,7 @@ int mds_metrics_start(struct mds_server *srv, int port, struct mds_metrics **out
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	proto_list_init(&m->conns);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		int e = errno;
@@ -452,8 +447,8 @@ void mds_metrics_stop(struct mds_metrics *m)
 {
 	if (!m)
 		return;
-	while (m->conns)
-		conn_close(m->conns);
+	while (!proto_list_empty(&m->conns))
+		conn_close(proto_list_first(&m->conns, struct mconn, link));
 	mds_loop_del_fd(m->srv->loop, m->fd, MDS_EV_READ);
 	close(m->fd);
 	free(m);

@@ -45,7 +45,7 @@ static int is_write(nfs_lock_type4 t)
 static struct mds_lock *find_conflict(struct mds_file *f, const struct mds_owner *ow, uint64_t off, uint64_t end,
 				      int write)
 {
-	for (struct mds_lock *l = f->locks; l; l = l->next) {
+	proto_list_for_each(l, &f->locks, struct mds_lock, link) {
 		if (l->st->owner == ow)
 			continue;
 		if (!overlaps(l, off, end))
@@ -60,7 +60,7 @@ static struct mds_lock *find_conflict(struct mds_file *f, const struct mds_owner
 static struct mds_lock *find_conflict_named(struct mds_file *f, const struct mds_client *clp, const void *owner,
 					    uint32_t olen, uint64_t off, uint64_t end, int write)
 {
-	for (struct mds_lock *l = f->locks; l; l = l->next) {
+	proto_list_for_each(l, &f->locks, struct mds_lock, link) {
 		const struct mds_owner *o = l->st->owner;
 		if (o->clp == clp && o->owner_len == olen && memcmp(o->owner, owner, olen) == 0)
 			continue;
@@ -86,6 +86,7 @@ static struct mds_lock *new_lock(struct mds_stateid *st, uint64_t off, uint64_t 
 
 	if (!l)
 		return NULL;
+	proto_list_init(&l->link);
 	l->st = st;
 	l->offset = off;
 	l->length = end == END_OF_FILE ? NFS4_UINT64_MAX : end - off;
@@ -97,29 +98,23 @@ static struct mds_lock *new_lock(struct mds_stateid *st, uint64_t off, uint64_t 
  * -ENOMEM (nothing changed). */
 static int unlock_range(struct mds_file *f, struct mds_stateid *st, uint64_t off, uint64_t end)
 {
-	struct mds_lock **pp = &f->locks;
-
 	/* First make sure a split cannot fail halfway. */
-	for (struct mds_lock *l = f->locks; l; l = l->next) {
+	proto_list_for_each(l, &f->locks, struct mds_lock, link) {
 		if (l->st == st && l->offset < off && lock_end(l) > end) {
 			struct mds_lock *tail = new_lock(st, end, lock_end(l), l->write);
 			if (!tail)
 				return -1;
 			l->length = off - l->offset;
-			tail->next = l->next;
-			l->next = tail;
+			proto_list_add(&l->link, &tail->link); /* right after l */
 			break; /* only one lock can straddle both ends */
 		}
 	}
-	while (*pp) {
-		struct mds_lock *l = *pp;
+	proto_list_for_each_safe(l, &f->locks, struct mds_lock, link) {
 		uint64_t le = lock_end(l);
-		if (l->st != st || !overlaps(l, off, end)) {
-			pp = &l->next;
+		if (l->st != st || !overlaps(l, off, end))
 			continue;
-		}
 		if (l->offset >= off && le <= end) {
-			*pp = l->next;
+			proto_list_del(&l->link);
 			free(l);
 			continue;
 		}
@@ -129,7 +124,6 @@ static int unlock_range(struct mds_file *f, struct mds_stateid *st, uint64_t off
 			l->length = le == END_OF_FILE ? NFS4_UINT64_MAX : le - end; /* keep the tail */
 			l->offset = end;
 		}
-		pp = &l->next;
 	}
 	return 0;
 }
@@ -217,8 +211,7 @@ MDS_OP(lock)
 		free(l);
 		return NFS4ERR_RESOURCE;
 	}
-	l->next = lst->file->locks;
-	lst->file->locks = l;
+	proto_list_add(&lst->file->locks, &l->link);
 	mds_stateid_bump(lst);
 	mds_stateid_export(lst, &r->LOCK4res_u.resok4.lock_stateid);
 	mds_sid_set_current(c, lst);

@@ -519,9 +519,10 @@ MDS_OP(free_stateid)
 			return (int32_t)(sid.seqid - st->seqid) < 0 ? NFS4ERR_OLD_STATEID : NFS4ERR_BAD_STATEID;
 		switch (st->type) {
 		case MDS_ST_LOCK:
-			for (struct mds_lock *l = st->file ? st->file->locks : NULL; l; l = l->next)
-				if (l->st == st)
-					return NFS4ERR_LOCKS_HELD;
+			if (st->file)
+				proto_list_for_each(l, &st->file->locks, struct mds_lock, link)
+					if (l->st == st)
+						return NFS4ERR_LOCKS_HELD;
 			break;
 		default:
 			/* Opens are closed, delegations returned, layouts returned: not freed. */

@@ -7,6 +7,7 @@
 #include "blkmap/blkmap.h"
 #include "nfs41.h"
 #include "proto/layout.h"
+#include "proto/util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -25,19 +26,6 @@ struct mds_pool {
 	struct blkmap_dev *devs[MDS_MAX_LUNS];
 	struct mds_pool_label labels[MDS_MAX_LUNS];
 };
-
-static int perr(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int perr(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 void mds_pool_url_display(const char *url, char *out, size_t outlen)
 {
@@ -87,7 +75,7 @@ int mds_pool_volume_build(const struct mds_store_format *f, struct blkmap_vol **
 	*out = NULL;
 	rc = blkmap_vol_create(&vol);
 	if (rc)
-		return perr(err, errlen, rc, "pool volume: %s", strerror(-rc));
+		return proto_errf(err, errlen, rc, "pool volume: %s", strerror(-rc));
 	for (uint32_t i = 0; i < f->nluns; i++) {
 		struct mds_pool_label l;
 		uint8_t sig[MDS_LABEL_SIG_BYTES];
@@ -121,7 +109,7 @@ int mds_pool_volume_build(const struct mds_store_format *f, struct blkmap_vol **
 	*out = vol;
 	return 0;
 fail:
-	perr(err, errlen, rc, "pool volume: %s", blkmap_vol_errstr(vol));
+	proto_errf(err, errlen, rc, "pool volume: %s", blkmap_vol_errstr(vol));
 	blkmap_vol_free(vol);
 	return rc;
 }
@@ -233,7 +221,7 @@ static int record_designators(struct mds_store *store, struct blkmap_dev *const 
 
 	rc = mds_txn_begin(store, MDS_TXN_RW, &t);
 	if (rc)
-		return perr(err, errlen, rc, "recording the LUNs' designators: %s", mds_store_strerror(rc));
+		return proto_errf(err, errlen, rc, "recording the LUNs' designators: %s", mds_store_strerror(rc));
 	for (uint32_t i = 0; i < n && !rc; i++) {
 		struct mds_lun_designator d;
 		if ((rec && rec[i].len) || !devs[i] || lun_designator(devs[i], &d) != 0)
@@ -243,10 +231,10 @@ static int record_designators(struct mds_store *store, struct blkmap_dev *const 
 	}
 	if (rc || !todo) {
 		mds_txn_abort(t);
-		return rc ? perr(err, errlen, rc, "recording the LUNs' designators: %s", mds_store_strerror(rc)) : 0;
+		return rc ? proto_errf(err, errlen, rc, "recording the LUNs' designators: %s", mds_store_strerror(rc)) : 0;
 	}
 	rc = mds_txn_commit(t);
-	return rc ? perr(err, errlen, rc, "recording the LUNs' designators: %s", mds_store_strerror(rc)) : 0;
+	return rc ? proto_errf(err, errlen, rc, "recording the LUNs' designators: %s", mds_store_strerror(rc)) : 0;
 }
 
 /* ---- probe -------------------------------------------------------------------------------------- */
@@ -401,12 +389,12 @@ static int conf_matches_store(const struct mds_pool_conf *c, const struct mds_st
 	char a[37], b[37];
 
 	if (c->nluns != f->nluns)
-		return perr(err, errlen, -EINVAL, "%s/%s lists %u LUNs, the pool has %u", dir,
+		return proto_errf(err, errlen, -EINVAL, "%s/%s lists %u LUNs, the pool has %u", dir,
 			    MDS_POOL_CONF, c->nluns, f->nluns);
 	if (c->have_uuid && memcmp(c->pool_uuid, f->pool_uuid, 16)) {
 		mds_uuid_format(c->pool_uuid, a);
 		mds_uuid_format(f->pool_uuid, b);
-		return perr(err, errlen, -EINVAL, "%s/%s is for pool %s, the store is pool %s", dir,
+		return proto_errf(err, errlen, -EINVAL, "%s/%s is for pool %s, the store is pool %s", dir,
 			    MDS_POOL_CONF, a, b);
 	}
 	return 0;
@@ -447,14 +435,14 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 	rc = mds_pool_conf_read(dir, &p->conf, err, errlen);
 	if (rc) {
 		if (rc == -ENOENT)
-			perr(err, errlen, rc, "%s holds no pool (no %s)", dir, MDS_POOL_CONF);
+			proto_errf(err, errlen, rc, "%s holds no pool (no %s)", dir, MDS_POOL_CONF);
 		goto fail;
 	}
 	so.rdonly = opts && opts->rdonly;
 	so.map_bytes = opts ? opts->map_bytes : 0;
 	rc = mds_store_open(dir, &so, &p->store);
 	if (rc) {
-		perr(err, errlen, rc, "%s: metadata store: %s%s%s", dir, mds_store_strerror(rc),
+		proto_errf(err, errlen, rc, "%s: metadata store: %s%s%s", dir, mds_store_strerror(rc),
 		     p->store ? ": " : "", p->store ? mds_store_errstr(p->store) : "");
 		goto fail;
 	}
@@ -471,7 +459,7 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 	}
 	rc = recorded_designators(p->store, f->nluns, rec);
 	if (rc) {
-		perr(err, errlen, rc, "%s: metadata store: the LUNs' designators: %s", dir, mds_store_errstr(p->store));
+		proto_errf(err, errlen, rc, "%s: metadata store: the LUNs' designators: %s", dir, mds_store_errstr(p->store));
 		goto fail;
 	}
 	errs = open_luns(ctx, (const char *const *)p->conf.urls, f->nluns, opened);
@@ -480,7 +468,7 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 	for (uint32_t i = 0; i < f->nluns; i++) {
 		if (st[i].state != MDS_LUN_OK) {
 			rc = st[i].state == MDS_LUN_UNREACHABLE ? -ENODEV : -EINVAL;
-			perr(err, errlen, rc, "LUN %u (%s): %s: %s", i, st[i].url,
+			proto_errf(err, errlen, rc, "LUN %u (%s): %s: %s", i, st[i].url,
 			     mds_pool_lun_state_name(st[i].state), st[i].why);
 			goto fail;
 		}
@@ -495,7 +483,7 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 		rc = blkmap_dev_expect(p->devs[i], p, "pool label", 0, st[i].label_raw, MDS_LABEL_BYTES, explain_region,
 				       &p->labels[i]);
 		if (rc) {
-			perr(err, errlen, rc, "LUN %u (%s): %s", i, st[i].url, blkmap_errstr(ctx));
+			proto_errf(err, errlen, rc, "LUN %u (%s): %s", i, st[i].url, blkmap_errstr(ctx));
 			goto fail;
 		}
 	}
@@ -503,12 +491,12 @@ int mds_pool_open(struct blkmap_ctx *ctx, const char *dir, const struct mds_pool
 	for (uint32_t i = 0; !rc && i < f->nluns; i++) {
 		rc = blkmap_vol_bind(p->vol, MDS_POOL_VOL_SIMPLE(i), p->devs[i]);
 		if (rc)
-			perr(err, errlen, rc, "LUN %u (%s): %s", i, st[i].url, blkmap_vol_errstr(p->vol));
+			proto_errf(err, errlen, rc, "LUN %u (%s): %s", i, st[i].url, blkmap_vol_errstr(p->vol));
 	}
 	if (!rc) {
 		rc = blkmap_vol_validate(p->vol);
 		if (rc)
-			perr(err, errlen, rc, "pool volume: %s", blkmap_vol_errstr(p->vol));
+			proto_errf(err, errlen, rc, "pool volume: %s", blkmap_vol_errstr(p->vol));
 	}
 	if (!rc && !so.rdonly && mds_pool_volume_xdr_check(dir, f, NULL, 0))
 		rc = mds_pool_volume_xdr_write(dir, f, err, errlen);
@@ -599,15 +587,15 @@ static int dir_prepare(const char *dir, int *made, char *err, size_t errlen)
 	if (mkdir(dir, 0700) == 0)
 		*made = 1;
 	else if (errno != EEXIST)
-		return perr(err, errlen, -errno, "%s: %s", dir, strerror(errno));
+		return proto_errf(err, errlen, -errno, "%s: %s", dir, strerror(errno));
 	if (stat(dir, &sb) || !S_ISDIR(sb.st_mode))
-		return perr(err, errlen, -ENOTDIR, "%s: not a directory", dir);
+		return proto_errf(err, errlen, -ENOTDIR, "%s: not a directory", dir);
 	snprintf(path, sizeof(path), "%s/data.mdb", dir);
 	if (stat(path, &sb) == 0)
-		return perr(err, errlen, -EEXIST, "%s already holds a pool (data.mdb)", dir);
+		return proto_errf(err, errlen, -EEXIST, "%s already holds a pool (data.mdb)", dir);
 	snprintf(path, sizeof(path), "%s/%s", dir, MDS_POOL_CONF);
 	if (stat(path, &sb) == 0)
-		return perr(err, errlen, -EEXIST, "%s already holds a pool (%s)", dir, MDS_POOL_CONF);
+		return proto_errf(err, errlen, -EEXIST, "%s already holds a pool (%s)", dir, MDS_POOL_CONF);
 	return 0;
 }
 
@@ -662,13 +650,13 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 	int rc = 0;
 
 	if (nluns == 0 || nluns > MDS_MAX_LUNS)
-		return perr(err, errlen, -EINVAL, "%u LUNs: a pool has 1 to %u", nluns, MDS_MAX_LUNS);
+		return proto_errf(err, errlen, -EINVAL, "%u LUNs: a pool has 1 to %u", nluns, MDS_MAX_LUNS);
 	abs = calloc(nluns, sizeof(*abs));
 	for (uint32_t i = 0; abs && i < nluns && !rc; i++)
 		if (!(abs[i] = lun_absolute(urls[i])))
 			rc = -ENOMEM;
 	if (!abs || rc)
-		rc = perr(err, errlen, -ENOMEM, "out of memory");
+		rc = proto_errf(err, errlen, -ENOMEM, "out of memory");
 	else
 		rc = pool_format(ctx, dir, (const char *const *)abs, nluns, opts, uuid_out, err, errlen);
 	for (uint32_t i = 0; abs && i < nluns; i++)
@@ -702,13 +690,13 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 	if (o.type == MDS_VOL_STRIPE && !o.stripe_unit_bytes)
 		o.stripe_unit_bytes = MDS_POOL_DEFAULT_STRIPE_UNIT;
 	if (nluns == 0 || nluns > MDS_MAX_LUNS)
-		return perr(err, errlen, -EINVAL, "%u LUNs: a pool has 1 to %u", nluns, MDS_MAX_LUNS);
+		return proto_errf(err, errlen, -EINVAL, "%u LUNs: a pool has 1 to %u", nluns, MDS_MAX_LUNS);
 	for (uint32_t i = 0; i < nluns; i++) {
 		if (strlen(urls[i]) >= MDS_POOL_URL_MAX)
-			return perr(err, errlen, -EINVAL, "LUN %u: URL too long", i);
+			return proto_errf(err, errlen, -EINVAL, "LUN %u: URL too long", i);
 		for (uint32_t j = 0; j < i; j++)
 			if (strcmp(urls[i], urls[j]) == 0)
-				return perr(err, errlen, -EINVAL, "LUN %s given twice (%u and %u)", urls[i],
+				return proto_errf(err, errlen, -EINVAL, "LUN %s given twice (%u and %u)", urls[i],
 					    j, i);
 	}
 	rc = dir_prepare(dir, &dir_made, err, errlen);
@@ -730,7 +718,7 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 		mds_pool_url_display(urls[i], disp, sizeof(disp));
 		if (!devs[i]) {
 			rc = -ENODEV;
-			perr(err, errlen, rc, "LUN %u (%s): cannot open: %s", i, disp, open_err(errs, i));
+			proto_errf(err, errlen, rc, "LUN %u (%s): cannot open: %s", i, disp, open_err(errs, i));
 			goto out;
 		}
 		sizes[i] = blkmap_dev_size_bytes(devs[i]);
@@ -738,7 +726,7 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 		pool_register(devs[i]);
 		rc = read_label_area(devs[i], area, &len);
 		if (rc) {
-			perr(err, errlen, rc, "LUN %u (%s): cannot read: %s", i, disp, blkmap_errstr(ctx));
+			proto_errf(err, errlen, rc, "LUN %u (%s): cannot read: %s", i, disp, blkmap_errstr(ctx));
 			goto out;
 		}
 		if (mds_label_present(area, len) && !o.force) {
@@ -746,11 +734,11 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 			rc = mds_label_decode(area, len, &old, why, sizeof(why));
 			if (rc == 0) {
 				mds_uuid_format(old.pool_uuid, u);
-				perr(err, errlen, -EEXIST,
+				proto_errf(err, errlen, -EEXIST,
 				     "LUN %u (%s) already carries a pool label (pool %s, LUN %u of %u); "
 				     "use --force to overwrite it", i, disp, u, old.lun_index, old.lun_count);
 			} else {
-				perr(err, errlen, -EEXIST,
+				proto_errf(err, errlen, -EEXIST,
 				     "LUN %u (%s) already carries a pool label (%s); use --force to "
 				     "overwrite it", i, disp, why);
 			}
@@ -760,13 +748,13 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 	}
 	rc = mds_uuid_generate(uuid);
 	if (rc) {
-		perr(err, errlen, rc, "cannot generate a pool UUID");
+		proto_errf(err, errlen, rc, "cannot generate a pool UUID");
 		goto out;
 	}
 	rc = mds_pool_plan(sizes, blocks, nluns, o.type, o.stripe_unit_bytes, o.block_bytes, uuid, f,
 			   why, sizeof(why));
 	if (rc) {
-		perr(err, errlen, rc, "%s", why);
+		proto_errf(err, errlen, rc, "%s", why);
 		goto out;
 	}
 	/* Label areas: the label, then zeros to the end of the first MiB. */
@@ -778,7 +766,7 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 		mds_label_encode(&l, area);
 		rc = blkmap_dev_pwrite(devs[i], area, MDS_LABEL_AREA_BYTES, 0);
 		if (rc) {
-			perr(err, errlen, rc, "LUN %u (%s): writing the label: %s%s", i, disp,
+			proto_errf(err, errlen, rc, "LUN %u (%s): writing the label: %s%s", i, disp,
 			     blkmap_errstr(ctx),
 			     labels_written ? " (earlier LUNs are labelled now: format again with --force)" : "");
 			goto out;
@@ -798,7 +786,7 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 		if (!rc)
 			rc = mds_label_check(&back, f, i, why, sizeof(why));
 		if (rc) {
-			perr(err, errlen, rc, "LUN %u (%s): label does not read back: %s (is it the same "
+			proto_errf(err, errlen, rc, "LUN %u (%s): label does not read back: %s (is it the same "
 			     "LUN as another one?)", i, disp, why);
 			goto out;
 		}
@@ -807,7 +795,7 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 	rc = mds_store_create(dir, f, &so, &store);
 	store_made = 1; /* or partly made */
 	if (rc) {
-		perr(err, errlen, rc, "%s: creating the metadata store: %s", dir, mds_store_strerror(rc));
+		proto_errf(err, errlen, rc, "%s: creating the metadata store: %s", dir, mds_store_strerror(rc));
 		goto out;
 	}
 	rc = record_designators(store, devs, nluns, NULL, err, errlen);
@@ -912,7 +900,7 @@ int mds_pool_deviceaddr(const struct blkmap_vol *vol, struct device_addr4 *out, 
 		default:
 			/* Leave the entry a simple volume without components so that freeing works. */
 			v->type = PNFS_BLOCK_VOLUME_SIMPLE;
-			rc = perr(err, errlen, -EINVAL, "volume entry %u has no block-layout form", i);
+			rc = proto_errf(err, errlen, -EINVAL, "volume entry %u has no block-layout form", i);
 			break;
 		}
 		free(members);
@@ -920,9 +908,9 @@ int mds_pool_deviceaddr(const struct blkmap_vol *vol, struct device_addr4 *out, 
 	if (!rc) {
 		rc = proto_block_deviceaddr_encode(&da, out);
 		if (rc)
-			perr(err, errlen, rc, "encoding the volume: %s", strerror(-rc));
+			proto_errf(err, errlen, rc, "encoding the volume: %s", strerror(-rc));
 	} else if (rc == -ENOMEM) {
-		perr(err, errlen, rc, "out of memory");
+		proto_errf(err, errlen, rc, "out of memory");
 	}
 	proto_block_deviceaddr_free(&da);
 	return rc;
@@ -954,7 +942,7 @@ int mds_pool_volume_xdr_write(const char *dir, const struct mds_store_format *f,
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, MDS_POOL_VOLUME_XDR);
 	fp = fopen(tmp, "wb");
 	if (!fp) {
-		rc = perr(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
+		rc = proto_errf(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
 	if (fwrite(da.da_addr_body.da_addr_body_val, 1, da.da_addr_body.da_addr_body_len, fp) !=
@@ -967,7 +955,7 @@ int mds_pool_volume_xdr_write(const char *dir, const struct mds_store_format *f,
 		rc = -errno;
 	if (rc) {
 		unlink(tmp);
-		perr(err, errlen, rc, "%s: %s", path, strerror(-rc));
+		proto_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
 	}
 out:
 	proto_device_addr_free(&da);
@@ -987,7 +975,7 @@ int mds_pool_volume_xdr_check(const char *dir, const struct mds_store_format *f,
 	snprintf(path, sizeof(path), "%s/%s", dir, MDS_POOL_VOLUME_XDR);
 	fp = fopen(path, "rb");
 	if (!fp)
-		return perr(why, whylen, -errno, "%s: %s", path, strerror(errno));
+		return proto_errf(why, whylen, -errno, "%s: %s", path, strerror(errno));
 	rc = volume_xdr_body(f, &da, why, whylen);
 	if (rc) {
 		fclose(fp);
@@ -1001,7 +989,7 @@ int mds_pool_volume_xdr_check(const char *dir, const struct mds_store_format *f,
 		rc = -ENOMEM;
 	else if (n != da.da_addr_body.da_addr_body_len ||
 		 memcmp(buf, da.da_addr_body.da_addr_body_val, n))
-		rc = perr(why, whylen, -EINVAL, "%s does not describe this pool's volume", path);
+		rc = proto_errf(why, whylen, -EINVAL, "%s does not describe this pool's volume", path);
 	free(buf);
 	proto_device_addr_free(&da);
 	return rc;

@@ -2,6 +2,7 @@
  * UUID), parsed with line-numbered errors and written atomically, readable by the owner only
  * because URLs may carry CHAP secrets. */
 #include "mds/pool.h"
+#include "proto/util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,20 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int conf_err(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int conf_err(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 void mds_pool_conf_free(struct mds_pool_conf *c)
 {
@@ -68,34 +55,34 @@ static int parse_line(char *line, const char *name, unsigned lineno, struct mds_
 	if (strcmp(kw, "pool") == 0) {
 		a = word(&p);
 		if (!a || word(&p))
-			return conf_err(err, errlen, -EINVAL, "%s:%u: expected 'pool UUID'", name, lineno);
+			return proto_errf(err, errlen, -EINVAL, "%s:%u: expected 'pool UUID'", name, lineno);
 		if (mds_uuid_parse(a, c->pool_uuid))
-			return conf_err(err, errlen, -EINVAL, "%s:%u: '%s' is not a UUID", name, lineno, a);
+			return proto_errf(err, errlen, -EINVAL, "%s:%u: '%s' is not a UUID", name, lineno, a);
 		if (c->have_uuid)
-			return conf_err(err, errlen, -EINVAL, "%s:%u: second 'pool' line", name, lineno);
+			return proto_errf(err, errlen, -EINVAL, "%s:%u: second 'pool' line", name, lineno);
 		c->have_uuid = 1;
 		return 0;
 	}
 	if (strcmp(kw, "lun") != 0)
-		return conf_err(err, errlen, -EINVAL, "%s:%u: unknown keyword '%s' (expected 'lun' or 'pool')",
+		return proto_errf(err, errlen, -EINVAL, "%s:%u: unknown keyword '%s' (expected 'lun' or 'pool')",
 				name, lineno, kw);
 	a = word(&p);
 	b = a ? word(&p) : NULL;
 	if (!a || !b || word(&p))
-		return conf_err(err, errlen, -EINVAL, "%s:%u: expected 'lun INDEX URL'", name, lineno);
+		return proto_errf(err, errlen, -EINVAL, "%s:%u: expected 'lun INDEX URL'", name, lineno);
 	errno = 0;
 	idx = strtoul(a, &end, 10);
 	if (!isdigit((unsigned char)a[0]) || *end || errno || idx >= MDS_MAX_LUNS)
-		return conf_err(err, errlen, -EINVAL, "%s:%u: LUN index '%s' is not a number below %u",
+		return proto_errf(err, errlen, -EINVAL, "%s:%u: LUN index '%s' is not a number below %u",
 				name, lineno, a, MDS_MAX_LUNS);
 	if (strlen(b) >= MDS_POOL_URL_MAX)
-		return conf_err(err, errlen, -EINVAL, "%s:%u: URL longer than %u bytes", name, lineno,
+		return proto_errf(err, errlen, -EINVAL, "%s:%u: URL longer than %u bytes", name, lineno,
 				MDS_POOL_URL_MAX - 1);
 	if (c->urls[idx])
-		return conf_err(err, errlen, -EINVAL, "%s:%u: LUN %lu listed twice", name, lineno, idx);
+		return proto_errf(err, errlen, -EINVAL, "%s:%u: LUN %lu listed twice", name, lineno, idx);
 	for (uint32_t i = 0; i < MDS_MAX_LUNS; i++)
 		if (c->urls[i] && strcmp(c->urls[i], b) == 0)
-			return conf_err(err, errlen, -EINVAL, "%s:%u: %s is already LUN %u", name, lineno,
+			return proto_errf(err, errlen, -EINVAL, "%s:%u: %s is already LUN %u", name, lineno,
 					b, i);
 	c->urls[idx] = strdup(b);
 	if (!c->urls[idx])
@@ -130,10 +117,10 @@ int mds_pool_conf_parse(const char *text, const char *name, struct mds_pool_conf
 	if (rc)
 		return rc;
 	if (c->nluns == 0)
-		return conf_err(err, errlen, -EINVAL, "%s: no 'lun' lines", name);
+		return proto_errf(err, errlen, -EINVAL, "%s: no 'lun' lines", name);
 	for (uint32_t i = 0; i < c->nluns; i++)
 		if (!c->urls[i])
-			return conf_err(err, errlen, -EINVAL,
+			return proto_errf(err, errlen, -EINVAL,
 					"%s: LUN %u missing (LUNs are numbered 0 to %u without gaps)",
 					name, i, c->nluns - 1);
 	return 0;
@@ -151,10 +138,10 @@ int mds_pool_conf_read(const char *dir, struct mds_pool_conf *c, char *err, size
 	snprintf(path, sizeof(path), "%s/%s", dir, MDS_POOL_CONF);
 	f = fopen(path, "r");
 	if (!f)
-		return conf_err(err, errlen, -errno, "%s: %s", path, strerror(errno));
+		return proto_errf(err, errlen, -errno, "%s: %s", path, strerror(errno));
 	if (fstat(fileno(f), &sb) || sb.st_size > (1 << 20)) {
 		fclose(f);
-		return conf_err(err, errlen, -EFBIG, "%s: not a file of at most 1 MiB", path);
+		return proto_errf(err, errlen, -EFBIG, "%s: not a file of at most 1 MiB", path);
 	}
 	text = malloc((size_t)sb.st_size + 1);
 	if (!text) {
@@ -166,7 +153,7 @@ int mds_pool_conf_read(const char *dir, struct mds_pool_conf *c, char *err, size
 	text[n] = '\0';
 	if (memchr(text, '\0', n)) {
 		free(text);
-		return conf_err(err, errlen, -EINVAL, "%s: contains a NUL byte", path);
+		return proto_errf(err, errlen, -EINVAL, "%s: contains a NUL byte", path);
 	}
 	rc = mds_pool_conf_parse(text, path, c, err, errlen);
 	free(text);
@@ -183,13 +170,13 @@ int mds_pool_conf_write(const char *dir, const struct mds_pool_conf *c, char *er
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, MDS_POOL_CONF);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0)
-		return conf_err(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
+		return proto_errf(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
 	f = fdopen(fd, "w");
 	if (!f) {
 		rc = -errno;
 		close(fd);
 		unlink(tmp);
-		return conf_err(err, errlen, rc, "%s: %s", tmp, strerror(-rc));
+		return proto_errf(err, errlen, rc, "%s: %s", tmp, strerror(-rc));
 	}
 	fprintf(f, "# pNFS block pool: the LUNs of the pool volume, in volume order.\n"
 		   "# 'lun INDEX URL' per LUN; a LUN that moved may get a new URL here, its label\n"
@@ -208,7 +195,7 @@ int mds_pool_conf_write(const char *dir, const struct mds_pool_conf *c, char *er
 		rc = -errno;
 	if (rc) {
 		unlink(tmp);
-		return conf_err(err, errlen, rc, "%s: %s", path, strerror(-rc));
+		return proto_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
 	}
 	return 0;
 }

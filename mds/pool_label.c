@@ -1,24 +1,13 @@
 /* The pure half of the pool: CRC32C, the LUN label (encode, decode, verify, signature), the pool's
  * geometry from LUN sizes, UUIDs. No I/O here, so every rule is unit-testable; pool.c does the I/O. */
 #include "mds/pool.h"
+#include "proto/util.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
-
-static void why_set(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void why_set(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !whylen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- CRC32C ----------------------------------------------------------------------------------- */
 
@@ -113,33 +102,33 @@ int mds_label_decode(const uint8_t *buf, size_t len, struct mds_pool_label *out,
 	uint32_t version, size, crc, want;
 
 	if (len < MDS_LABEL_BYTES) {
-		why_set(why, whylen, "only %zu bytes, a label has %u", len, MDS_LABEL_BYTES);
+		proto_errf(why, whylen, 0, "only %zu bytes, a label has %u", len, MDS_LABEL_BYTES);
 		return -EBADMSG;
 	}
 	if (!mds_label_present(buf, len)) {
-		why_set(why, whylen, "no pool label (magic absent)");
+		proto_errf(why, whylen, 0, "no pool label (magic absent)");
 		return -ENOENT;
 	}
 	version = get32(buf + 8);
 	if (version != MDS_LABEL_VERSION) {
-		why_set(why, whylen, "label version %u, this program knows %u", version,
+		proto_errf(why, whylen, 0, "label version %u, this program knows %u", version,
 			MDS_LABEL_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	size = get32(buf + 12);
 	if (size != MDS_LABEL_BYTES) {
-		why_set(why, whylen, "label size %u, expected %u", size, MDS_LABEL_BYTES);
+		proto_errf(why, whylen, 0, "label size %u, expected %u", size, MDS_LABEL_BYTES);
 		return -EBADMSG;
 	}
 	crc = get32(buf + CRC_OFF);
 	want = mds_crc32c(0, buf, CRC_OFF);
 	if (crc != want) {
-		why_set(why, whylen, "label checksum 0x%08x, contents give 0x%08x (damaged)", crc, want);
+		proto_errf(why, whylen, 0, "label checksum 0x%08x, contents give 0x%08x (damaged)", crc, want);
 		return -EBADMSG;
 	}
 	for (unsigned i = 96; i < CRC_OFF; i++) {
 		if (buf[i]) {
-			why_set(why, whylen, "label byte %u is reserved but not zero", i);
+			proto_errf(why, whylen, 0, "label byte %u is reserved but not zero", i);
 			return -EBADMSG;
 		}
 	}
@@ -156,21 +145,21 @@ int mds_label_decode(const uint8_t *buf, size_t len, struct mds_pool_label *out,
 	l.volume_bytes = get64(buf + 80);
 	l.format_time = get64(buf + 88);
 	if (!l.lun_count || l.lun_count > MDS_MAX_LUNS || l.lun_index >= l.lun_count) {
-		why_set(why, whylen, "LUN index %u of %u is impossible", l.lun_index, l.lun_count);
+		proto_errf(why, whylen, 0, "LUN index %u of %u is impossible", l.lun_index, l.lun_count);
 		return -EBADMSG;
 	}
 	if (l.volume_type != MDS_VOL_STRIPE && l.volume_type != MDS_VOL_CONCAT) {
-		why_set(why, whylen, "unknown volume type %u", (unsigned)l.volume_type);
+		proto_errf(why, whylen, 0, "unknown volume type %u", (unsigned)l.volume_type);
 		return -EBADMSG;
 	}
 	if (l.block_bytes < 512 || !pow2(l.block_bytes)) {
-		why_set(why, whylen, "block size %u is not a power of two >= 512", l.block_bytes);
+		proto_errf(why, whylen, 0, "block size %u is not a power of two >= 512", l.block_bytes);
 		return -EBADMSG;
 	}
 	if (l.volume_type == MDS_VOL_STRIPE &&
 	    (l.stripe_unit_bytes < MDS_POOL_MIN_STRIPE_UNIT || !pow2(l.stripe_unit_bytes) ||
 	     l.stripe_unit_bytes % l.block_bytes || l.data_bytes % l.stripe_unit_bytes)) {
-		why_set(why, whylen, "stripe unit %llu invalid for block size %u and data length %llu",
+		proto_errf(why, whylen, 0, "stripe unit %llu invalid for block size %u and data length %llu",
 			(unsigned long long)l.stripe_unit_bytes, l.block_bytes,
 			(unsigned long long)l.data_bytes);
 		return -EBADMSG;
@@ -178,14 +167,14 @@ int mds_label_decode(const uint8_t *buf, size_t len, struct mds_pool_label *out,
 	if (l.data_start_bytes < MDS_LABEL_BYTES || !l.data_bytes || l.data_start_bytes % l.block_bytes ||
 	    l.data_bytes % l.block_bytes || l.data_start_bytes > l.lun_bytes ||
 	    l.data_bytes > l.lun_bytes - l.data_start_bytes) {
-		why_set(why, whylen, "data area %llu+%llu does not fit the LUN's %llu bytes",
+		proto_errf(why, whylen, 0, "data area %llu+%llu does not fit the LUN's %llu bytes",
 			(unsigned long long)l.data_start_bytes, (unsigned long long)l.data_bytes,
 			(unsigned long long)l.lun_bytes);
 		return -EBADMSG;
 	}
 	if (l.volume_bytes < l.data_bytes ||
 	    (l.volume_type == MDS_VOL_STRIPE && l.volume_bytes != l.data_bytes * l.lun_count)) {
-		why_set(why, whylen, "volume size %llu inconsistent with data length %llu x %u LUNs",
+		proto_errf(why, whylen, 0, "volume size %llu inconsistent with data length %llu x %u LUNs",
 			(unsigned long long)l.volume_bytes, (unsigned long long)l.data_bytes,
 			l.lun_count);
 		return -EBADMSG;
@@ -229,18 +218,18 @@ int mds_label_check(const struct mds_pool_label *l, const struct mds_store_forma
 	if (memcmp(l->pool_uuid, f->pool_uuid, 16)) {
 		mds_uuid_format(l->pool_uuid, a);
 		mds_uuid_format(f->pool_uuid, b);
-		why_set(why, whylen, "labelled for pool %s, this pool is %s", a, b);
+		proto_errf(why, whylen, 0, "labelled for pool %s, this pool is %s", a, b);
 		return -EINVAL;
 	}
 	if (l->lun_index != i || l->lun_count != f->nluns) {
-		why_set(why, whylen, "labelled as LUN %u of %u, expected LUN %u of %u", l->lun_index,
+		proto_errf(why, whylen, 0, "labelled as LUN %u of %u, expected LUN %u of %u", l->lun_index,
 			l->lun_count, i, f->nluns);
 		return -EINVAL;
 	}
 	if (l->data_start_bytes != f->luns[i].data_start_bytes || l->data_bytes != f->luns[i].data_bytes ||
 	    l->stripe_unit_bytes != f->stripe_unit_bytes || l->volume_type != f->volume_type ||
 	    l->volume_bytes != f->volume_bytes || l->block_bytes != f->block_bytes) {
-		why_set(why, whylen, "label geometry (data %llu+%llu, unit %llu) differs from the store's "
+		proto_errf(why, whylen, 0, "label geometry (data %llu+%llu, unit %llu) differs from the store's "
 			"(data %llu+%llu, unit %llu)",
 			(unsigned long long)l->data_start_bytes, (unsigned long long)l->data_bytes,
 			(unsigned long long)l->stripe_unit_bytes,
@@ -263,26 +252,26 @@ void mds_label_explain(const uint8_t *now, size_t len, const struct mds_pool_lab
 		zeros = now[k] == 0;
 	rc = mds_label_decode(now, len, &l, d, sizeof(d));
 	if (rc == -ENOENT) {
-		why_set(why, whylen, "no pool label (%s)", zeros ? "the bytes are all zero: a blank LUN" : "other data");
+		proto_errf(why, whylen, 0, "no pool label (%s)", zeros ? "the bytes are all zero: a blank LUN" : "other data");
 		return;
 	}
 	if (rc) {
-		why_set(why, whylen, "a damaged pool label (%s)", d);
+		proto_errf(why, whylen, 0, "a damaged pool label (%s)", d);
 		return;
 	}
 	mds_uuid_format(l.pool_uuid, a);
 	mds_uuid_format(expected->pool_uuid, b);
 	if (memcmp(l.pool_uuid, expected->pool_uuid, 16))
-		why_set(why, whylen, "the label of another pool (%s, LUN %u of %u), not of pool %s", a, l.lun_index,
+		proto_errf(why, whylen, 0, "the label of another pool (%s, LUN %u of %u), not of pool %s", a, l.lun_index,
 			l.lun_count, b);
 	else if (l.lun_index != expected->lun_index || l.lun_count != expected->lun_count)
-		why_set(why, whylen, "the label of this pool's LUN %u of %u, not of LUN %u (LUNs swapped?)", l.lun_index,
+		proto_errf(why, whylen, 0, "the label of this pool's LUN %u of %u, not of LUN %u (LUNs swapped?)", l.lun_index,
 			l.lun_count, expected->lun_index);
 	else if (l.format_time != expected->format_time)
-		why_set(why, whylen, "this LUN's label written at another format (time %llu, expected %llu)",
+		proto_errf(why, whylen, 0, "this LUN's label written at another format (time %llu, expected %llu)",
 			(unsigned long long)l.format_time, (unsigned long long)expected->format_time);
 	else
-		why_set(why, whylen, "a label of this LUN that differs from the one read at start");
+		proto_errf(why, whylen, 0, "a label of this LUN that differs from the one read at start");
 }
 
 /* ---- geometry ---------------------------------------------------------------------------------- */
@@ -295,21 +284,21 @@ int mds_pool_plan(const uint64_t *lun_bytes, const uint32_t *lun_block_bytes, ui
 
 	memset(out, 0, sizeof(*out));
 	if (nluns == 0 || nluns > MDS_MAX_LUNS) {
-		why_set(why, whylen, "%u LUNs: a pool has 1 to %u", nluns, MDS_MAX_LUNS);
+		proto_errf(why, whylen, 0, "%u LUNs: a pool has 1 to %u", nluns, MDS_MAX_LUNS);
 		return -EINVAL;
 	}
 	if (bs < 512 || !pow2(bs) || bs > MDS_LABEL_AREA_BYTES) {
-		why_set(why, whylen, "block size %u is not a power of two from 512 to 1 MiB", bs);
+		proto_errf(why, whylen, 0, "block size %u is not a power of two from 512 to 1 MiB", bs);
 		return -EINVAL;
 	}
 	if (type == MDS_VOL_STRIPE) {
 		if (su < MDS_POOL_MIN_STRIPE_UNIT || !pow2(su)) {
-			why_set(why, whylen, "stripe unit %llu is not a power of two >= 4 KiB",
+			proto_errf(why, whylen, 0, "stripe unit %llu is not a power of two >= 4 KiB",
 				(unsigned long long)su);
 			return -EINVAL;
 		}
 		if (su % bs) {
-			why_set(why, whylen, "stripe unit %llu is not a multiple of the block size %u",
+			proto_errf(why, whylen, 0, "stripe unit %llu is not a multiple of the block size %u",
 				(unsigned long long)su, bs);
 			return -EINVAL;
 		}
@@ -318,18 +307,18 @@ int mds_pool_plan(const uint64_t *lun_bytes, const uint32_t *lun_block_bytes, ui
 		su = 0;
 		unit = bs;
 	} else {
-		why_set(why, whylen, "unknown volume type %d", (int)type);
+		proto_errf(why, whylen, 0, "unknown volume type %d", (int)type);
 		return -EINVAL;
 	}
 	for (uint32_t i = 0; i < nluns; i++) {
 		uint64_t data;
 		if (!lun_block_bytes[i] || bs % lun_block_bytes[i]) {
-			why_set(why, whylen, "LUN %u has %u-byte blocks: the block size %u is not a "
+			proto_errf(why, whylen, 0, "LUN %u has %u-byte blocks: the block size %u is not a "
 				"multiple of them", i, lun_block_bytes[i], bs);
 			return -EINVAL;
 		}
 		if (lun_bytes[i] < MDS_LABEL_AREA_BYTES + unit) {
-			why_set(why, whylen, "LUN %u has %llu bytes: too small for a %u-byte label area "
+			proto_errf(why, whylen, 0, "LUN %u has %llu bytes: too small for a %u-byte label area "
 				"and one %llu-byte unit", i, (unsigned long long)lun_bytes[i],
 				MDS_LABEL_AREA_BYTES, (unsigned long long)unit);
 			return -EINVAL;

@@ -267,6 +267,7 @@ int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	proto_list_init(&srv->conns);
 	srv->cfg = *cfg;
 	srv->listen_fd = -1;
 	srv->signal_fd = -1;
@@ -445,8 +446,8 @@ void mds_server_free(struct mds_server *srv)
 	(void)mds_batch_commit(srv);
 	if (srv->bctx)
 		(void)blkmap_wait_idle(srv->bctx);
-	while (srv->conns)
-		mds_conn_close(srv->conns, "server shutting down");
+	while (!proto_list_empty(&srv->conns))
+		mds_conn_close(proto_list_first(&srv->conns, struct mds_conn, link), "server shutting down");
 	mds_state_free_all(srv);
 	if (srv->listen_fd >= 0) {
 		mds_loop_del_fd(srv->loop, srv->listen_fd, MDS_EV_READ);

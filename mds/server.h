@@ -10,6 +10,7 @@
 
 #include "nfs41.h"
 #include "proto/compound.h"
+#include "proto/list.h"
 #include "proto/rpc.h"
 
 #include "mds/arena.h"
@@ -56,7 +57,7 @@ struct mds_outbuf {
 
 struct mds_conn {
 	struct mds_server *srv;
-	struct mds_conn *next, *prev;  /* server's list */
+	struct proto_list link;        /* on the server's conns */
 	int fd;
 	uint64_t id;
 	struct sockaddr_storage peer;
@@ -93,7 +94,7 @@ struct mds_cb_call;
 struct mds_session {
 	unsigned char id[NFS4_SESSIONID_SIZE];
 	struct mds_client *clp;
-	struct mds_session *next_in_client;
+	struct proto_list in_client;   /* on clp->sessions */
 	channel_attrs4 fore, back;  /* negotiated (ca_rdma_ird empty) */
 	uint32_t nslots;
 	struct mds_slot *slots;
@@ -138,7 +139,7 @@ struct mds_client {
 	int scsi_layout_given;      /* some LAYOUTGET of type SCSI was granted to it */
 	int mds_io_noted;           /* its MDS-path I/O after that was logged (once) */
 	uint32_t rpc_prog;
-	struct mds_session *sessions;
+	struct proto_list sessions;    /* by mds_session.in_client */
 	struct mds_stateid *states; /* every stateid of this client */
 	struct mds_map openowners;  /* owner bytes -> struct mds_owner */
 	struct mds_map lockowners;
@@ -164,7 +165,7 @@ struct mds_owner {
 };
 
 struct mds_lock {
-	struct mds_lock *next;       /* in the file's list */
+	struct proto_list link;      /* on the file's locks */
 	struct mds_stateid *st;      /* lock stateid holding it */
 	uint64_t offset, length;     /* length NFS4_UINT64_MAX: to the end */
 	int write;
@@ -194,7 +195,7 @@ struct mds_stateid {
 struct mds_file {
 	uint64_t fileid;
 	struct mds_stateid *states;   /* open/lock/layout stateids on this file */
-	struct mds_lock *locks;
+	struct proto_list locks;      /* by mds_lock.link, newest first */
 	int refs;                     /* states + compounds holding it */
 	int orphaned;                 /* its last name is gone; destroyed at the last close */
 	/* MDS-path data operations run one at a time per file (read-modify-write of partial
@@ -282,7 +283,7 @@ struct mds_server {
 	mds_reload_fn *reload;
 	void *reload_arg;
 	/* Connections. */
-	struct mds_conn *conns;
+	struct proto_list conns;         /* by mds_conn.link */
 	unsigned nconns;
 	uint64_t next_conn_id;
 	unsigned nconns_unestablished;   /* connections without a session yet */

@@ -58,6 +58,7 @@ struct mds_client *mds_client_new(struct mds_server *srv, const unsigned char *o
 
 	if (!clp)
 		return NULL;
+	proto_list_init(&clp->sessions);
 	clp->owner = malloc(owner_len ? owner_len : 1);
 	if (!clp->owner) {
 		free(clp);
@@ -91,7 +92,7 @@ void mds_client_renew(struct mds_server *srv, struct mds_client *clp)
 
 int mds_client_has_state(const struct mds_client *clp)
 {
-	return clp->sessions != NULL || clp->states != NULL;
+	return !proto_list_empty(&clp->sessions) || clp->states != NULL;
 }
 
 void mds_client_confirm(struct mds_server *srv, struct mds_client *clp)
@@ -143,8 +144,8 @@ void mds_client_destroy(struct mds_server *srv, struct mds_client *clp, int del_
 		return;
 	LOG_DEBUG("client %016llx: destroyed", (unsigned long long)clp->clientid);
 	clp->destroyed = 1;
-	while (clp->sessions)
-		mds_session_destroy(srv, clp->sessions);
+	while (!proto_list_empty(&clp->sessions))
+		mds_session_destroy(srv, proto_list_first(&clp->sessions, struct mds_session, in_client));
 	/* Layouts first: revoking them needs the files and the client as they are. */
 	mds_layout_client_gone(srv, clp);
 	/* Locks before opens: a lock stateid refers to its open. */
@@ -221,8 +222,7 @@ struct mds_session *mds_session_new(struct mds_server *srv, struct mds_client *c
 		free(s);
 		return NULL;
 	}
-	s->next_in_client = clp->sessions;
-	clp->sessions = s;
+	proto_list_add(&clp->sessions, &s->in_client);
 	return s;
 }
 
@@ -236,19 +236,12 @@ static void session_free(struct mds_session *s)
 
 void mds_session_destroy(struct mds_server *srv, struct mds_session *s)
 {
-	struct mds_session **pp;
-
 	if (s->destroyed)
 		return;
 	s->destroyed = 1;
 	LOG_DEBUG("session %08x of client %016llx destroyed", get_be32(s->id + 8),
 		  (unsigned long long)s->clp->clientid);
-	for (pp = &s->clp->sessions; *pp; pp = &(*pp)->next_in_client) {
-		if (*pp == s) {
-			*pp = s->next_in_client;
-			break;
-		}
-	}
+	proto_list_del(&s->in_client);
 	mds_map_del(&srv->sessions, s->id, sizeof(s->id));
 	mds_cb_session_gone(srv, s);
 	if (s->bc_conn && s->bc_conn->bc_session == s)
@@ -333,6 +326,7 @@ struct mds_file *mds_file_get(struct mds_server *srv, uint64_t fileid)
 		return NULL;
 	f->fileid = fileid;
 	f->refs = 1;
+	proto_list_init(&f->locks);
 	if (mds_map_put(&srv->files, &f->fileid, sizeof(f->fileid), f) != 0) {
 		free(f);
 		return NULL;
@@ -565,17 +559,11 @@ void mds_file_share_union(const struct mds_file *f, const struct mds_stateid *ex
 
 void mds_locks_release_state(struct mds_file *f, struct mds_stateid *st)
 {
-	struct mds_lock **pp = &f->locks;
-
-	while (*pp) {
-		if ((*pp)->st == st) {
-			struct mds_lock *l = *pp;
-			*pp = l->next;
+	proto_list_for_each_safe(l, &f->locks, struct mds_lock, link)
+		if (l->st == st) {
+			proto_list_del(&l->link);
 			free(l);
-		} else {
-			pp = &(*pp)->next;
 		}
-	}
 }
 
 /* ---- leases ---------------------------------------------------------------------------------- */

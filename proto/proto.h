@@ -13,6 +13,7 @@
 #include "proto/layout.h"
 #include "proto/log.h"
 #include "proto/rpc.h"
+#include "proto/util.h"
 
 /* ---- any generated type to and from bytes --------------------------------------------------- */
 /* Encode obj with its rpcgen coder (xdr_<type>) into a malloc'd buffer; caller frees *buf with

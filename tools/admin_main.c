@@ -6,6 +6,7 @@
 #include "mds/pool_lock.h"
 #include "mds/store.h"
 #include "proto/log.h"
+#include "proto/util.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -80,69 +81,6 @@ static void usage_check(FILE *o)
 		"frees it now, holding DIR/mds.lock meanwhile (a server that starts is refused); file\n"
 		"sizes stay what was committed. --repair is refused while a server runs, naming it.\n"
 		"Prints each problem; exits 0 if there is none (or all were repaired), 1 otherwise.\n");
-}
-
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		return -EINVAL;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'k': case 'K':
-		v <<= 10, end++;
-		break;
-	case 'm': case 'M':
-		v <<= 20, end++;
-		break;
-	case 'g': case 'G':
-		v <<= 30, end++;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (*end == 'i' || *end == 'B')
-		end += *end == 'i' ? (end[1] == 'B' ? 2 : 1) : 1;
-	if (*end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static void human(uint64_t b, char *out, size_t len)
-{
-	const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)b;
-	int i = 0;
-
-	while (v >= 1024 && i < 4) {
-		v /= 1024;
-		i++;
-	}
-	if (i == 0)
-		snprintf(out, len, "%" PRIu64 " B", b);
-	else
-		snprintf(out, len, "%.1f %s", v, u[i]);
-}
-
-static void json_str(FILE *o, const char *s)
-{
-	fputc('"', o);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(o, "\\u%04x", c);
-		else
-			fputc(c, o);
-	}
-	fputc('"', o);
 }
 
 static struct blkmap_ctx *make_ctx(const struct common *c)
@@ -221,7 +159,7 @@ static int parse_args(int argc, char **argv, const char *allowed, void (*usage)(
 			a->c.pool = optarg;
 			break;
 		case OPT_STRIPE:
-			if (parse_size(optarg, &a->stripe_unit)) {
+			if (proto_parse_size(optarg, &a->stripe_unit)) {
 				fprintf(stderr, "pnfs-admin: bad --stripe-unit '%s'\n", optarg);
 				return EXIT_USAGE;
 			}
@@ -232,7 +170,7 @@ static int parse_args(int argc, char **argv, const char *allowed, void (*usage)(
 			break;
 		case OPT_BLOCK:
 		case OPT_MAP:
-			if (parse_size(optarg, &v) || (ch == OPT_BLOCK && v > UINT32_MAX)) {
+			if (proto_parse_size(optarg, &v) || (ch == OPT_BLOCK && v > UINT32_MAX)) {
 				fprintf(stderr, "pnfs-admin: bad size '%s'\n", optarg);
 				return EXIT_USAGE;
 			}
@@ -402,16 +340,16 @@ static void print_luns_json(FILE *o, const struct view *v)
 	for (uint32_t i = 0; i < v->f->nluns; i++) {
 		const struct mds_pool_lun_status *s = &v->lun[i];
 		fprintf(o, "%s{\"index\":%u,\"url\":", i ? "," : "", i);
-		json_str(o, s->url);
+		proto_json_str(o, s->url);
 		fprintf(o, ",\"state\":\"%s\",\"label_ok\":%s,\"size_bytes\":%" PRIu64
 			   ",\"block_bytes\":%u,\"data_start_bytes\":%" PRIu64 ",\"data_bytes\":%" PRIu64
 			   ",\"reason\":",
 			mds_pool_lun_state_name(s->state), s->state == MDS_LUN_OK ? "true" : "false",
 			s->size_bytes, s->block_bytes, v->f->luns[i].data_start_bytes,
 			v->f->luns[i].data_bytes);
-		json_str(o, s->why);
+		proto_json_str(o, s->why);
 		fprintf(o, ",\"designator\":");
-		json_str(o, s->designator);
+		proto_json_str(o, s->designator);
 		fprintf(o, ",\"designator_recorded\":%s,\"aptpl_capable\":%s}", s->desig_recorded ? "true" : "false",
 			s->ptpl_c < 0 ? "null" : s->ptpl_c ? "true" : "false");
 	}
@@ -475,10 +413,10 @@ static int cmd_status(int argc, char **argv)
 	mds_uuid_format(v.f->pool_uuid, u);
 	if (a.c.json) {
 		printf("{\"pool\":{\"dir\":");
-		json_str(stdout, a.c.pool);
+		proto_json_str(stdout, a.c.pool);
 		printf(",\"uuid\":\"%s\",\"served_by\":", u);
 		if (served[0])
-			json_str(stdout, served);
+			proto_json_str(stdout, served);
 		else
 			printf("null");
 		printf("},\"volume\":{\"type\":\"%s\",\"stripe_unit_bytes\":%" PRIu64
@@ -492,10 +430,10 @@ static int cmd_status(int argc, char **argv)
 		       v.stats.free_bytes, v.stats.used_bytes, v.stats.pending_bytes,
 		       v.stats.free_extents, v.stats.files, v.bad_luns ? "false" : "true");
 	} else {
-		human(v.f->volume_bytes, h1, sizeof(h1));
+		proto_fmt_bytes(v.f->volume_bytes, PROTO_FMT_TENTHS, h1, sizeof(h1));
 		printf("pool    %s  (%s)\n", u, a.c.pool);
 		if (v.f->volume_type == MDS_VOL_STRIPE) {
-			human(v.f->stripe_unit_bytes, h2, sizeof(h2));
+			proto_fmt_bytes(v.f->stripe_unit_bytes, PROTO_FMT_TENTHS, h2, sizeof(h2));
 			printf("volume  stripe of %u LUNs, unit %s, block %u B, %s (%" PRIu64 " bytes)\n",
 			       v.f->nluns, h2, v.f->block_bytes, h1, v.f->volume_bytes);
 		} else {
@@ -505,17 +443,17 @@ static int cmd_status(int argc, char **argv)
 		printf("LUN  LABEL        SIZE        DATA        URL\n");
 		for (uint32_t i = 0; i < v.f->nluns; i++) {
 			const struct mds_pool_lun_status *s = &v.lun[i];
-			human(s->size_bytes, h2, sizeof(h2));
-			human(v.f->luns[i].data_bytes, h3, sizeof(h3));
+			proto_fmt_bytes(s->size_bytes, PROTO_FMT_TENTHS, h2, sizeof(h2));
+			proto_fmt_bytes(v.f->luns[i].data_bytes, PROTO_FMT_TENTHS, h3, sizeof(h3));
 			printf("%-4u %-12s %-11s %-11s %s\n", i, mds_pool_lun_state_name(s->state),
 			       s->state == MDS_LUN_UNREACHABLE ? "-" : h2, h3, s->url);
 			if (s->state != MDS_LUN_OK)
 				printf("     %s\n", s->why);
 		}
 		print_aptpl(&v);
-		human(v.stats.free_bytes, h1, sizeof(h1));
-		human(v.stats.used_bytes, h2, sizeof(h2));
-		human(v.stats.pending_bytes, h3, sizeof(h3));
+		proto_fmt_bytes(v.stats.free_bytes, PROTO_FMT_TENTHS, h1, sizeof(h1));
+		proto_fmt_bytes(v.stats.used_bytes, PROTO_FMT_TENTHS, h2, sizeof(h2));
+		proto_fmt_bytes(v.stats.pending_bytes, PROTO_FMT_TENTHS, h3, sizeof(h3));
 		snprintf(h4, sizeof(h4), "%" PRIu64, v.stats.files);
 		printf("space   free %s, used %s, pending %s (%" PRIu64 " free extents)\n", h1, h2, h3,
 		       v.stats.free_extents);
@@ -537,7 +475,7 @@ static void report_problem(void *arg, const char *line)
 
 	if (p->json) {
 		printf("%s", p->n ? "," : "");
-		json_str(stdout, line);
+		proto_json_str(stdout, line);
 	} else {
 		printf("store: %s\n", line);
 	}
@@ -569,7 +507,7 @@ static int uncommitted_one(void *arg, uint64_t fileid, uint64_t nextents, uint64
 	u->files++;
 	u->extents += nextents;
 	u->bytes += bytes;
-	human(bytes, h, sizeof(h));
+	proto_fmt_bytes(bytes, PROTO_FMT_TENTHS, h, sizeof(h));
 	if (u->pr->json)
 		printf("%s{\"fileid\":%" PRIu64 ",\"extents\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", u->files > 1 ? "," : "",
 		       fileid, nextents, bytes);
@@ -681,7 +619,7 @@ static int cmd_check(int argc, char **argv)
 			v.bad_luns++;
 			if (pr.json) {
 				printf("\"volume_xdr\":");
-				json_str(stdout, why);
+				proto_json_str(stdout, why);
 				printf(",");
 			} else {
 				printf("%s\n", why);
@@ -703,7 +641,7 @@ static int cmd_check(int argc, char **argv)
 	if (pr.json) {
 		printf("],\"served_by\":");
 		if (served[0])
-			json_str(stdout, served);
+			proto_json_str(stdout, served);
 		else
 			printf("null");
 		printf(",\"uncommitted\":[");
@@ -727,7 +665,7 @@ static int cmd_check(int argc, char **argv)
 		printf("%s: space allocated under its layouts is not checked\n", served);
 	} else if (u.bytes && repaired == u.bytes) {
 		char h[32];
-		human(repaired, h, sizeof(h));
+		proto_fmt_bytes(repaired, PROTO_FMT_TENTHS, h, sizeof(h));
 		printf("space: repaired: %s (%" PRIu64 " bytes) in %" PRIu64 " file(s) freed; file sizes are unchanged\n",
 		       h, repaired, u.files);
 		if (clients)
@@ -736,7 +674,7 @@ static int cmd_check(int argc, char **argv)
 			       clients);
 	} else if (u.bytes) {
 		char h[32];
-		human(u.bytes, h, sizeof(h));
+		proto_fmt_bytes(u.bytes, PROTO_FMT_TENTHS, h, sizeof(h));
 		printf("space: %s (%" PRIu64 " bytes) in %" PRIu64
 		       " file(s) allocated and never committed: pnfs-mds frees it after its next grace period, "
 		       "'pnfs-admin check --repair' now\n",

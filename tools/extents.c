@@ -47,18 +47,6 @@ const char *tool_verdict_name(enum tool_verdict v)
 	return "?";
 }
 
-int tool_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 void tool_map_init(struct tool_map *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -111,23 +99,6 @@ int tool_map_add(struct tool_map *m, uint64_t file_off, uint64_t len, uint64_t v
 	return 0;
 }
 
-static const char *vol_type_name(enum blkmap_vol_type t)
-{
-	switch (t) {
-	case BLKMAP_VOL_SIMPLE:
-		return "simple";
-	case BLKMAP_VOL_SLICE:
-		return "slice";
-	case BLKMAP_VOL_CONCAT:
-		return "concat";
-	case BLKMAP_VOL_STRIPE:
-		return "stripe";
-	case BLKMAP_VOL_SCSI:
-		return "scsi";
-	}
-	return "?";
-}
-
 int tool_map_set_volume(struct tool_map *m, struct blkmap_vol *vol, int owned)
 {
 	unsigned count = blkmap_vol_count(vol), nleaves = 0;
@@ -153,10 +124,10 @@ int tool_map_set_volume(struct tool_map *m, struct blkmap_vol *vol, int owned)
 	m->vol = vol;
 	m->vol_owned = owned;
 	top = count - 1;
-	tool_human(blkmap_vol_size_bytes(vol, top), h, sizeof(h));
+	proto_fmt_bytes(blkmap_vol_size_bytes(vol, top), PROTO_FMT_TENTHS, h, sizeof(h));
 	switch (blkmap_vol_type(vol, top)) {
 	case BLKMAP_VOL_STRIPE:
-		tool_human(blkmap_vol_stripe_unit(vol, top), u, sizeof(u));
+		proto_fmt_bytes(blkmap_vol_stripe_unit(vol, top), PROTO_FMT_TENTHS, u, sizeof(u));
 		snprintf(m->vol_desc, sizeof(m->vol_desc), "stripe of %u LUN%s, unit %s, %s", m->nluns,
 			 m->nluns == 1 ? "" : "s", u, h);
 		break;
@@ -166,7 +137,7 @@ int tool_map_set_volume(struct tool_map *m, struct blkmap_vol *vol, int owned)
 		break;
 	default:
 		snprintf(m->vol_desc, sizeof(m->vol_desc), "%s over %u LUN%s, %s",
-			 vol_type_name(blkmap_vol_type(vol, top)), m->nluns, m->nluns == 1 ? "" : "s", h);
+			 blkmap_vol_type_name(blkmap_vol_type(vol, top)), m->nluns, m->nluns == 1 ? "" : "s", h);
 		break;
 	}
 	return 0;
@@ -228,35 +199,35 @@ int tool_map_resolve(struct tool_map *m, char *err, size_t errlen)
 		e->piece0 = m->npieces;
 		e->npieces = 0;
 		if (e->len == 0)
-			return tool_fail(err, errlen, -EINVAL, "extent %zu (file %" PRIu64 "): zero length", i,
+			return proto_errf(err, errlen, -EINVAL, "extent %zu (file %" PRIu64 "): zero length", i,
 					 e->file_off);
 		if (e->state < TOOL_EXT_READ_WRITE || e->state > TOOL_EXT_NONE)
-			return tool_fail(err, errlen, -EINVAL,
+			return proto_errf(err, errlen, -EINVAL,
 					 "extent %zu (file %" PRIu64 "+%" PRIu64 "): unknown state %d", i,
 					 e->file_off, e->len, e->state);
 		if (e->file_off + e->len < e->file_off)
-			return tool_fail(err, errlen, -ERANGE,
+			return proto_errf(err, errlen, -ERANGE,
 					 "extent %zu (file %" PRIu64 "+%" PRIu64 "): runs past 2^64", i,
 					 e->file_off, e->len);
 		if (i && e->file_off < m->ext[i - 1].file_off + m->ext[i - 1].len)
-			return tool_fail(err, errlen, -EINVAL,
+			return proto_errf(err, errlen, -EINVAL,
 					 "extent %zu (file %" PRIu64 "+%" PRIu64 ") overlaps or precedes extent %zu "
 					 "(file %" PRIu64 "+%" PRIu64 ")",
 					 i, e->file_off, e->len, i - 1, m->ext[i - 1].file_off, m->ext[i - 1].len);
 		if (e->state == TOOL_EXT_NONE)
 			continue;
 		if (!m->vol)
-			return tool_fail(err, errlen, -EINVAL,
+			return proto_errf(err, errlen, -EINVAL,
 					 "extent %zu (file %" PRIu64 "+%" PRIu64 "): no volume to map it into", i,
 					 e->file_off, e->len);
 		if (e->vol_off + e->len < e->vol_off || e->vol_off + e->len > vol_bytes)
-			return tool_fail(err, errlen, -ERANGE,
+			return proto_errf(err, errlen, -ERANGE,
 					 "extent %zu (file %" PRIu64 "+%" PRIu64 "): volume range %" PRIu64 "+%" PRIu64
 					 " lies past the end of the volume (%" PRIu64 " bytes)",
 					 i, e->file_off, e->len, e->vol_off, e->len, vol_bytes);
 		rc = blkmap_vol_map(m->vol, e->vol_off, e->len, &runs, &nruns);
 		if (rc)
-			return tool_fail(err, errlen, rc,
+			return proto_errf(err, errlen, rc,
 					 "extent %zu (file %" PRIu64 "+%" PRIu64 "): cannot map volume range %" PRIu64
 					 "+%" PRIu64 ": %s",
 					 i, e->file_off, e->len, e->vol_off, e->len, blkmap_vol_errstr(m->vol));
@@ -272,13 +243,13 @@ int tool_map_resolve(struct tool_map *m, char *err, size_t errlen)
 			};
 			if (lun < 0) {
 				free(runs);
-				return tool_fail(err, errlen, -EINVAL, "extent %zu: volume leaf %u is not a LUN", i,
+				return proto_errf(err, errlen, -EINVAL, "extent %zu: volume leaf %u is not a LUN", i,
 						 runs[k].leaf);
 			}
 			rc = add_piece(m, &p);
 			if (rc) {
 				free(runs);
-				return tool_fail(err, errlen, rc, "out of memory");
+				return proto_errf(err, errlen, rc, "out of memory");
 			}
 			e->npieces++;
 		}
@@ -350,83 +321,4 @@ void tool_map_stats(const struct tool_map *m, struct tool_stats *st, struct tool
 	}
 	st->contiguity = st->joins ? (double)st->contiguous_joins / (double)st->joins : 1.0;
 	free(last);
-}
-
-/* ---- helpers -------------------------------------------------------------------------------- */
-
-void tool_human(uint64_t b, char *out, size_t len)
-{
-	static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	double v = (double)b;
-	int i = 0;
-
-	while (v >= 1024 && i < 5) {
-		v /= 1024;
-		i++;
-	}
-	if (i == 0)
-		snprintf(out, len, "%" PRIu64 " B", b);
-	else
-		snprintf(out, len, "%.1f %s", v, u[i]);
-}
-
-int tool_parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'k': case 'K':
-		shift = 10;
-		break;
-	case 'm': case 'M':
-		shift = 20;
-		break;
-	case 'g': case 'G':
-		shift = 30;
-		break;
-	case 't': case 'T':
-		shift = 40;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (shift) {
-		end++;
-		if (*end == 'i' && end[1] == 'B')
-			end += 2;
-		else if (*end == 'B')
-			end++;
-		if (v > (UINT64_MAX >> shift))
-			return -EINVAL;
-		v <<= shift;
-	}
-	if (*end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-void tool_json_str(FILE *o, const char *s)
-{
-	fputc('"', o);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(o, "\\u%04x", c);
-		else
-			fputc(c, o);
-	}
-	fputc('"', o);
 }

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "proto/util.h"
+
 struct blkmap_vol;
 struct blkmap_dev;
 
@@ -220,17 +222,5 @@ void tool_mds_close(struct tool_mds *s);
 
 /* A tool_read_fn over a local file (fd in *arg, an int): the reference for --compare. */
 long long tool_read_local(void *arg, uint64_t off, void *buf, size_t len, char *why, size_t whylen);
-
-/* ---- small helpers shared by the command ------------------------------------------------------ */
-
-/* The reason for a failure, formatted into err (when there is room), and rc returned: the sources'
- * and the map's errors all read "what failed: why". */
-int tool_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* "1.5 MiB" style (powers of 1024). */
-void tool_human(uint64_t bytes, char *out, size_t len);
-/* A size with an optional K, M, G, T suffix (powers of 1024, "KiB"/"KB" accepted). 0 or -EINVAL. */
-int tool_parse_size(const char *s, uint64_t *out);
-/* A JSON string literal of s. */
-void tool_json_str(FILE *o, const char *s);
 
 #endif

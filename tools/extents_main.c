@@ -130,11 +130,11 @@ static int parse_args(int argc, char **argv, struct args *a)
 			a->path = optarg;
 			break;
 		case OPT_OFFSET:
-			if (tool_parse_size(optarg, &a->off))
+			if (proto_parse_size(optarg, &a->off))
 				return bad("bad --offset '%s'", optarg);
 			break;
 		case OPT_LENGTH:
-			if (tool_parse_size(optarg, &a->len) || !a->len)
+			if (proto_parse_size(optarg, &a->len) || !a->len)
 				return bad("bad --length '%s': a size above zero", optarg);
 			a->have_len = 1;
 			break;

@@ -41,10 +41,10 @@ static int mount_one(struct tool_mds *s, int mds_io, struct pnfs_context **out, 
 	po.io_timeout_ms = (s->o.timeout_s ? s->o.timeout_s : 10) * 1000;
 	rc = pnfs_context_create(&po, &ctx);
 	if (rc)
-		return tool_fail(err, errlen, rc, "cannot create a client context: %s", strerror(-rc));
+		return proto_errf(err, errlen, rc, "cannot create a client context: %s", strerror(-rc));
 	rc = pnfs_mount(ctx, s->url.host, s->url.port, "/");
 	if (rc) {
-		tool_fail(err, errlen, rc, "mounting %s:%d: %s", s->url.host, s->url.port, pnfs_get_error(ctx));
+		proto_errf(err, errlen, rc, "mounting %s:%d: %s", s->url.host, s->url.port, pnfs_get_error(ctx));
 		pnfs_context_destroy(ctx);
 		return rc;
 	}
@@ -75,13 +75,13 @@ static int mount_layouts(struct tool_mds *s, uint32_t *blksize, char *err, size_
 		return rc;
 	rc = pnfs_statfs(s->ctx, "/", &sf);
 	if (rc)
-		return tool_fail(err, errlen, rc, "%s:%d: asking for the file system's layout types: %s", s->url.host,
+		return proto_errf(err, errlen, rc, "%s:%d: asking for the file system's layout types: %s", s->url.host,
 				 s->url.port, pnfs_get_error(s->ctx));
 	for (unsigned i = 0; i < sf.nlayout_types && i < 8; i++)
 		usable |= sf.layout_types[i] == LAYOUT4_BLOCK_VOLUME_TYPE || sf.layout_types[i] == LAYOUT4_SCSI_TYPE;
 	*blksize = sf.layout_blksize;
 	if (!usable)
-		return tool_fail(err, errlen, -EOPNOTSUPP,
+		return proto_errf(err, errlen, -EOPNOTSUPP,
 				 "%s:%d offers no block or SCSI layouts (fs_layout_types has %u other type%s): "
 				 "every byte goes through the MDS, there is no extent map to show",
 				 s->url.host, s->url.port, sf.nlayout_types, sf.nlayout_types == 1 ? "" : "s");
@@ -98,11 +98,11 @@ static int offline_copy(struct blkmap_vol *vol, struct blkmap_vol **out, char *e
 	int rc = blkmap_vol_format_text(vol, &text);
 
 	if (rc)
-		return tool_fail(err, errlen, rc, "the device's volume: %s", strerror(-rc));
+		return proto_errf(err, errlen, rc, "the device's volume: %s", strerror(-rc));
 	rc = blkmap_vol_parse_text(text, &copy, perr, sizeof(perr));
 	free(text);
 	if (rc)
-		return tool_fail(err, errlen, rc, "the device's volume: %s", perr);
+		return proto_errf(err, errlen, rc, "the device's volume: %s", perr);
 	count = blkmap_vol_count(copy);
 	for (uint32_t i = 0; i < count; i++) {
 		uint64_t need = 0;
@@ -114,7 +114,7 @@ static int offline_copy(struct blkmap_vol *vol, struct blkmap_vol **out, char *e
 				need = blkmap_vol_slice_start(copy, j) + blkmap_vol_slice_length(copy, j);
 		if (!need) {
 			blkmap_vol_free(copy);
-			return tool_fail(err, errlen, -ENODEV,
+			return proto_errf(err, errlen, -ENODEV,
 					 "the device's LUNs were not found, and volume %u has no slice to size it by",
 					 i);
 		}
@@ -122,7 +122,7 @@ static int offline_copy(struct blkmap_vol *vol, struct blkmap_vol **out, char *e
 	}
 	rc = blkmap_vol_validate(copy);
 	if (rc) {
-		tool_fail(err, errlen, rc, "the device's volume: %s", blkmap_vol_errstr(copy));
+		proto_errf(err, errlen, rc, "the device's volume: %s", blkmap_vol_errstr(copy));
 		blkmap_vol_free(copy);
 		return rc;
 	}
@@ -153,7 +153,7 @@ static int take_device(struct tool_mds *s, struct tool_map *m, const struct pnfs
 		if (!id)
 			id = ext[i].deviceid;
 		else if (memcmp(id, ext[i].deviceid, 16) != 0)
-			return tool_fail(err, errlen, -EOPNOTSUPP,
+			return proto_errf(err, errlen, -EOPNOTSUPP,
 					 "the layout's extents lie on more than one device (extent %zu at file "
 					 "offset %" PRIu64 "): one volume per map is shown; look at a part with "
 					 "--offset/--length",
@@ -164,11 +164,11 @@ static int take_device(struct tool_mds *s, struct tool_map *m, const struct pnfs
 	hexid(id, hex, sizeof(hex));
 	ready = pnfs_device_info(s->ctx, id, &vol, &why);
 	if (ready < 0 || !vol)
-		return tool_fail(err, errlen, -ENODEV, "device %s: %s", hex, why);
+		return proto_errf(err, errlen, -ENODEV, "device %s: %s", hex, why);
 	if (ready) {
 		rc = tool_map_set_volume(m, vol, 0);
 		if (rc)
-			return tool_fail(err, errlen, rc, "device %s: %s", hex, strerror(-rc));
+			return proto_errf(err, errlen, rc, "device %s: %s", hex, strerror(-rc));
 		for (uint32_t i = 0; i < m->nluns; i++) {
 			struct blkmap_dev *dev = blkmap_vol_leaf_dev(vol, m->luns[i].leaf);
 			if (dev)
@@ -187,7 +187,7 @@ static int take_device(struct tool_mds *s, struct tool_map *m, const struct pnfs
 		rc = tool_map_set_volume(m, copy, 1);
 		if (rc) {
 			blkmap_vol_free(copy);
-			return tool_fail(err, errlen, rc, "device %s: %s", hex, strerror(-rc));
+			return proto_errf(err, errlen, rc, "device %s: %s", hex, strerror(-rc));
 		}
 		for (uint32_t i = 0; i < m->nluns; i++)
 			snprintf(m->luns[i].why, sizeof(m->luns[i].why), "not found: %s", why);
@@ -209,11 +209,11 @@ int tool_mds_load(const char *url, const struct tool_mds_opts *o, uint64_t off, 
 
 	*out = NULL;
 	if (!s)
-		return tool_fail(err, errlen, -ENOMEM, "out of memory");
+		return proto_errf(err, errlen, -ENOMEM, "out of memory");
 	s->o = *o;
 	if (pnfs_parse_url(url, &s->url)) {
 		free(s);
-		return tool_fail(err, errlen, -EINVAL, "%s: not a pnfs://HOST[:PORT]/PATH URL", url);
+		return proto_errf(err, errlen, -EINVAL, "%s: not a pnfs://HOST[:PORT]/PATH URL", url);
 	}
 	*out = s;
 	snprintf(m->source, sizeof(m->source), "mds");
@@ -224,12 +224,12 @@ int tool_mds_load(const char *url, const struct tool_mds_opts *o, uint64_t off, 
 		return rc;
 	rc = pnfs_open(s->ctx, s->url.path, O_RDONLY, 0, &s->fh);
 	if (rc)
-		return tool_fail(err, errlen, rc, "%s", pnfs_get_error(s->ctx));
+		return proto_errf(err, errlen, rc, "%s", pnfs_get_error(s->ctx));
 	rc = pnfs_fstat(s->ctx, s->fh, &st);
 	if (rc)
-		return tool_fail(err, errlen, rc, "%s", pnfs_get_error(s->ctx));
+		return proto_errf(err, errlen, rc, "%s", pnfs_get_error(s->ctx));
 	if (st.type != PNFS_REG)
-		return tool_fail(err, errlen, -EINVAL, "%s: not a regular file: only regular files have extents",
+		return proto_errf(err, errlen, -EINVAL, "%s: not a regular file: only regular files have extents",
 				 s->url.path);
 	m->fileid = st.fileid;
 	m->size = st.size;
@@ -239,7 +239,7 @@ int tool_mds_load(const char *url, const struct tool_mds_opts *o, uint64_t off, 
 	if (m->range_len) {
 		rc = pnfs_layout_extents(s->ctx, s->fh, m->range_off, m->range_len, &ext, &n);
 		if (rc)
-			return tool_fail(err, errlen, rc, "%s", pnfs_get_error(s->ctx));
+			return proto_errf(err, errlen, rc, "%s", pnfs_get_error(s->ctx));
 	}
 	rc = take_device(s, m, ext, n, err, errlen);
 	{
@@ -252,7 +252,7 @@ int tool_mds_load(const char *url, const struct tool_mds_opts *o, uint64_t off, 
 		rc = tool_map_add(m, ext[i].file_offset, ext[i].length, ext[i].storage_offset, (int)ext[i].state);
 	free(ext);
 	if (rc)
-		return err && err[0] ? rc : tool_fail(err, errlen, rc, "%s", strerror(-rc));
+		return err && err[0] ? rc : proto_errf(err, errlen, rc, "%s", strerror(-rc));
 	return tool_map_resolve(m, err, errlen);
 }
 
@@ -285,11 +285,11 @@ int tool_mds_verify(struct tool_mds *s, struct tool_map *m, char *err, size_t er
 			return rc;
 		rc = pnfs_open(s->mds_ctx, s->url.path, O_RDONLY, 0, &s->mds_fh);
 		if (rc)
-			return tool_fail(err, errlen, rc, "%s", pnfs_get_error(s->mds_ctx));
+			return proto_errf(err, errlen, rc, "%s", pnfs_get_error(s->mds_ctx));
 	}
 	rc = tool_map_verify(m, mds_read, s, "the MDS path");
 	if (rc < 0)
-		tool_fail(err, errlen, rc, "--verify: %s", strerror(-rc));
+		proto_errf(err, errlen, rc, "--verify: %s", strerror(-rc));
 	return rc;
 }
 

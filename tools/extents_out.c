@@ -40,7 +40,7 @@ static void print_header(FILE *o, const struct tool_map *m)
 {
 	char h[32];
 
-	tool_human(m->size, h, sizeof(h));
+	proto_fmt_bytes(m->size, PROTO_FMT_TENTHS, h, sizeof(h));
 	if (m->path[0])
 		fprintf(o, "file      %s (fileid %" PRIu64 "), %" PRIu64 " bytes (%s)\n", m->path, m->fileid,
 			m->size, h);
@@ -92,7 +92,7 @@ static void print_luns(FILE *o, const struct tool_map *m, const struct tool_lun_
 		"LBAS", "DEVICE");
 	for (uint32_t i = 0; i < m->nluns; i++) {
 		char bytes[64], h[32], lbas[64], blk[16];
-		tool_human(ls[i].bytes, h, sizeof(h));
+		proto_fmt_bytes(ls[i].bytes, PROTO_FMT_TENTHS, h, sizeof(h));
 		snprintf(bytes, sizeof(bytes), "%" PRIu64 " (%s)", ls[i].bytes, h);
 		if (ls[i].pieces)
 			snprintf(lbas, sizeof(lbas), "%" PRIu64 "-%" PRIu64, ls[i].lba_min, ls[i].lba_max);
@@ -110,24 +110,24 @@ static void print_frag(FILE *o, const struct tool_stats *s)
 {
 	char a[32], b[32], c[32], d[32];
 
-	tool_human(s->data_bytes, a, sizeof(a));
-	tool_human(s->hole_bytes, b, sizeof(b));
+	proto_fmt_bytes(s->data_bytes, PROTO_FMT_TENTHS, a, sizeof(a));
+	proto_fmt_bytes(s->hole_bytes, PROTO_FMT_TENTHS, b, sizeof(b));
 	fprintf(o, "\nfragmentation  %" PRIu64 " extent%s: %" PRIu64 " with blocks (%s), %" PRIu64 " hole%s (%s); "
 		   "%.3f extents/MiB\n",
 		s->extents, s->extents == 1 ? "" : "s", s->data_extents, a, s->holes, s->holes == 1 ? "" : "s",
 		b, s->extents_per_mib);
-	tool_human(s->largest, a, sizeof(a));
-	tool_human(s->smallest, b, sizeof(b));
-	tool_human((uint64_t)(s->mean + 0.5), c, sizeof(c));
+	proto_fmt_bytes(s->largest, PROTO_FMT_TENTHS, a, sizeof(a));
+	proto_fmt_bytes(s->smallest, PROTO_FMT_TENTHS, b, sizeof(b));
+	proto_fmt_bytes((uint64_t)(s->mean + 0.5), PROTO_FMT_TENTHS, c, sizeof(c));
 	fprintf(o, "               largest %s, smallest %s, mean %s\n", a, b, c);
-	tool_human(s->vol_span, d, sizeof(d));
+	proto_fmt_bytes(s->vol_span, PROTO_FMT_TENTHS, d, sizeof(d));
 	fprintf(o, "               contiguity %.0f%% (%" PRIu64 " of %" PRIu64 " joins continue in the volume); "
 		   "volume span %s\n",
 		100.0 * s->contiguity, s->contiguous_joins, s->joins, d);
-	tool_human(s->by_state[TOOL_EXT_READ_WRITE], a, sizeof(a));
-	tool_human(s->by_state[TOOL_EXT_READ], b, sizeof(b));
-	tool_human(s->by_state[TOOL_EXT_INVALID], c, sizeof(c));
-	tool_human(s->by_state[TOOL_EXT_NONE], d, sizeof(d));
+	proto_fmt_bytes(s->by_state[TOOL_EXT_READ_WRITE], PROTO_FMT_TENTHS, a, sizeof(a));
+	proto_fmt_bytes(s->by_state[TOOL_EXT_READ], PROTO_FMT_TENTHS, b, sizeof(b));
+	proto_fmt_bytes(s->by_state[TOOL_EXT_INVALID], PROTO_FMT_TENTHS, c, sizeof(c));
+	proto_fmt_bytes(s->by_state[TOOL_EXT_NONE], PROTO_FMT_TENTHS, d, sizeof(d));
 	fprintf(o, "               by state: READ_WRITE %s, READ %s, INVALID %s, NONE %s\n", a, b, c, d);
 }
 
@@ -189,7 +189,7 @@ void tool_map_print_text(FILE *o, const struct tool_map *m, unsigned flags)
 static void json_piece(FILE *o, const struct tool_map *m, const struct tool_piece *p)
 {
 	fprintf(o, "{\"lun\":%u,\"device\":", p->lun);
-	tool_json_str(o, m->luns[p->lun].name);
+	proto_json_str(o, m->luns[p->lun].name);
 	fprintf(o, ",\"file_offset\":%" PRIu64 ",\"length\":%" PRIu64 ",\"volume_offset\":%" PRIu64
 		   ",\"lun_offset\":%" PRIu64 ",\"lba_first\":%" PRIu64 ",\"lba_last\":%" PRIu64
 		   ",\"block_bytes\":%u}",
@@ -237,7 +237,7 @@ static void json_extent(FILE *o, const struct tool_map *m, size_t i, unsigned fl
 				e->bad_bytes);
 		if (e->why[0]) {
 			fprintf(o, ",\"why\":");
-			tool_json_str(o, e->why);
+			proto_json_str(o, e->why);
 		}
 		fprintf(o, "}");
 	}
@@ -251,28 +251,28 @@ void tool_map_print_json(FILE *o, const struct tool_map *m, unsigned flags)
 
 	tool_map_stats(m, &s, ls);
 	fprintf(o, "{\"source\":");
-	tool_json_str(o, m->source);
+	proto_json_str(o, m->source);
 	fprintf(o, ",\"where\":");
-	tool_json_str(o, m->where);
+	proto_json_str(o, m->where);
 	fprintf(o, ",\"path\":");
 	if (m->path[0])
-		tool_json_str(o, m->path);
+		proto_json_str(o, m->path);
 	else
 		fprintf(o, "null");
 	fprintf(o, ",\"fileid\":%" PRIu64 ",\"size\":%" PRIu64 ",\"block_bytes\":%u", m->fileid, m->size,
 		m->block_bytes);
 	fprintf(o, ",\"range\":{\"offset\":%" PRIu64 ",\"length\":%" PRIu64 "}", m->range_off, m->range_len);
 	fprintf(o, ",\"volume\":");
-	tool_json_str(o, m->vol_desc);
+	proto_json_str(o, m->vol_desc);
 	fprintf(o, ",\"note\":");
 	if (m->note[0])
-		tool_json_str(o, m->note);
+		proto_json_str(o, m->note);
 	else
 		fprintf(o, "null");
 	fprintf(o, ",\"luns\":[");
 	for (uint32_t i = 0; i < m->nluns; i++) {
 		fprintf(o, "%s{\"lun\":%u,\"leaf\":%u,\"device\":", i ? "," : "", i, m->luns[i].leaf);
-		tool_json_str(o, m->luns[i].name);
+		proto_json_str(o, m->luns[i].name);
 		fprintf(o, ",\"block_bytes\":%u,\"block_bytes_known\":%s", m->luns[i].block_bytes,
 			m->luns[i].block_known ? "true" : "false");
 		if (ls)
@@ -282,7 +282,7 @@ void tool_map_print_json(FILE *o, const struct tool_map *m, unsigned flags)
 			fprintf(o, ",\"lba_first\":%" PRIu64 ",\"lba_last\":%" PRIu64, ls[i].lba_min, ls[i].lba_max);
 		fprintf(o, ",\"problem\":");
 		if (m->luns[i].why[0])
-			tool_json_str(o, m->luns[i].why);
+			proto_json_str(o, m->luns[i].why);
 		else
 			fprintf(o, "null");
 		fprintf(o, "}");
@@ -305,7 +305,7 @@ void tool_map_print_json(FILE *o, const struct tool_map *m, unsigned flags)
 		size_t ok, zeros, bad;
 		verify_counts(m, &ok, &zeros, &bad);
 		fprintf(o, ",\"verify\":{\"against\":");
-		tool_json_str(o, m->verified_against);
+		proto_json_str(o, m->verified_against);
 		fprintf(o, ",\"ok\":%zu,\"zeros\":%zu,\"bad\":%zu,\"passed\":%s}", ok, zeros, bad,
 			bad ? "false" : "true");
 	}

@@ -44,7 +44,7 @@ static int lookup_path(struct mds_txn *t, uint64_t root, const char *path, uint6
 	const char *p = path;
 
 	if (path[0] != '/')
-		return tool_fail(err, errlen, -EINVAL, "--path %s: give an absolute path (from the pool's root)",
+		return proto_errf(err, errlen, -EINVAL, "--path %s: give an absolute path (from the pool's root)",
 				 path);
 	while (*p) {
 		const char *q;
@@ -58,16 +58,16 @@ static int lookup_path(struct mds_txn *t, uint64_t root, const char *path, uint6
 		q = strchr(p, '/');
 		len = q ? (size_t)(q - p) : strlen(p);
 		if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-			return tool_fail(err, errlen, -EINVAL, "--path %s: '.' and '..' are not followed", path);
+			return proto_errf(err, errlen, -EINVAL, "--path %s: '.' and '..' are not followed", path);
 		rc = mds_ns_lookup(t, cur, p, len, &cur);
 		if (rc == -ENOENT)
-			return tool_fail(err, errlen, rc, "%s: no such file or directory ('%.*s' not found)", path,
+			return proto_errf(err, errlen, rc, "%s: no such file or directory ('%.*s' not found)", path,
 					 (int)len, p);
 		if (rc == -ENOTDIR)
-			return tool_fail(err, errlen, rc, "%s: '%.*s' is under something that is not a directory",
+			return proto_errf(err, errlen, rc, "%s: '%.*s' is under something that is not a directory",
 					 path, (int)len, p);
 		if (rc)
-			return tool_fail(err, errlen, rc, "%s: looking up '%.*s': %s", path, (int)len, p,
+			return proto_errf(err, errlen, rc, "%s: looking up '%.*s': %s", path, (int)len, p,
 					 mds_store_strerror(rc));
 		p += len;
 	}
@@ -102,24 +102,24 @@ static int load_extents(struct mds_txn *t, uint64_t fileid, uint64_t off, uint64
 	int rc = 0;
 
 	if (!e)
-		return tool_fail(err, errlen, -ENOMEM, "out of memory");
+		return proto_errf(err, errlen, -ENOMEM, "out of memory");
 	while (off < end) {
 		size_t n = 0;
 		uint64_t stop = off;
 		rc = mds_ext_map(t, fileid, off, end - off, e, MAP_BATCH, &n, &stop);
 		if (rc) {
-			tool_fail(err, errlen, rc, "fileid %" PRIu64 ": reading its extent map: %s", fileid,
+			proto_errf(err, errlen, rc, "fileid %" PRIu64 ": reading its extent map: %s", fileid,
 				  mds_store_strerror(rc));
 			break;
 		}
 		for (size_t i = 0; i < n && !rc; i++)
 			rc = tool_map_add(m, e[i].file_off, e[i].len, e[i].vol_off, (int)e[i].state);
 		if (rc) {
-			tool_fail(err, errlen, rc, "out of memory");
+			proto_errf(err, errlen, rc, "out of memory");
 			break;
 		}
 		if (stop <= off) {
-			rc = tool_fail(err, errlen, -EUCLEAN,
+			rc = proto_errf(err, errlen, -EUCLEAN,
 				       "fileid %" PRIu64 ": the extent map does not advance at %" PRIu64, fileid, off);
 			break;
 		}
@@ -188,18 +188,18 @@ int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, con
 	rc = mds_pool_conf_read(dir, &conf, err, errlen);
 	if (rc) {
 		if (rc == -ENOENT)
-			tool_fail(err, errlen, rc, "%s holds no pool (no %s)", dir, MDS_POOL_CONF);
+			proto_errf(err, errlen, rc, "%s holds no pool (no %s)", dir, MDS_POOL_CONF);
 		goto out;
 	}
 	rc = mds_store_open(dir, &so, &st);
 	if (rc) {
-		tool_fail(err, errlen, rc, "%s: metadata store: %s%s%s", dir, mds_store_strerror(rc), st ? ": " : "",
+		proto_errf(err, errlen, rc, "%s: metadata store: %s%s%s", dir, mds_store_strerror(rc), st ? ": " : "",
 			  st ? mds_store_errstr(st) : "");
 		goto out;
 	}
 	f = mds_store_format(st);
 	if (conf.nluns != f->nluns) {
-		rc = tool_fail(err, errlen, -EINVAL, "%s/%s lists %u LUNs, the store has %u", dir, MDS_POOL_CONF,
+		rc = proto_errf(err, errlen, -EINVAL, "%s/%s lists %u LUNs, the store has %u", dir, MDS_POOL_CONF,
 			       conf.nluns, f->nluns);
 		goto out;
 	}
@@ -209,7 +209,7 @@ int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, con
 	rc = tool_map_set_volume(m, vol, 1);
 	if (rc) {
 		blkmap_vol_free(vol);
-		tool_fail(err, errlen, rc, "pool volume: %s", strerror(-rc));
+		proto_errf(err, errlen, rc, "pool volume: %s", strerror(-rc));
 		goto out;
 	}
 	m->block_bytes = f->block_bytes;
@@ -219,7 +219,7 @@ int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, con
 	if (!rc)
 		rc = mds_store_meta(t, &meta);
 	if (rc) {
-		tool_fail(err, errlen, rc, "%s: metadata store: %s", dir, mds_store_strerror(rc));
+		proto_errf(err, errlen, rc, "%s: metadata store: %s", dir, mds_store_strerror(rc));
 		goto out;
 	}
 	if (path && path[0]) {
@@ -230,12 +230,12 @@ int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, con
 	}
 	rc = mds_inode_get(t, fileid, &ino);
 	if (rc) {
-		tool_fail(err, errlen, rc, "fileid %" PRIu64 ": %s", fileid,
+		proto_errf(err, errlen, rc, "fileid %" PRIu64 ": %s", fileid,
 			  rc == -ENOENT ? "no such file in the pool" : mds_store_strerror(rc));
 		goto out;
 	}
 	if (ino.type != MDS_FT_REG) {
-		rc = tool_fail(err, errlen, -EINVAL, "%s%sfileid %" PRIu64 " is %s: only regular files have extents",
+		rc = proto_errf(err, errlen, -EINVAL, "%s%sfileid %" PRIu64 " is %s: only regular files have extents",
 			       m->path, m->path[0] ? ": " : "", fileid, ftype_name(ino.type));
 		goto out;
 	}
@@ -243,7 +243,7 @@ int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, con
 	m->size = ino.size;
 	rc = last_extent_end(t, fileid, &last);
 	if (rc) {
-		tool_fail(err, errlen, rc, "fileid %" PRIu64 ": reading its extents: %s", fileid,
+		proto_errf(err, errlen, rc, "fileid %" PRIu64 ": reading its extents: %s", fileid,
 			  mds_store_strerror(rc));
 		goto out;
 	}

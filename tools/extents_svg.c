@@ -155,7 +155,7 @@ static void axis(FILE *o, const struct scale *sc)
 		uint64_t off = sc->off + (uint64_t)((double)sc->len * t / ticks);
 		double x = BAR_X + BAR_W * t / ticks;
 		char h[32];
-		tool_human(off, h, sizeof(h));
+		proto_fmt_bytes(off, PROTO_FMT_TENTHS, h, sizeof(h));
 		fprintf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>\n", x, y, x,
 			y + 5);
 		fprintf(o, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">%s</text>\n", x, y + 18,
@@ -210,7 +210,7 @@ int tool_map_write_svg(FILE *o, const struct tool_map *m)
 		   "patternTransform=\"rotate(45)\"><rect width=\"3\" height=\"8\" fill=\"#ffffff\" "
 		   "fill-opacity=\"0.6\"/></pattern></defs>\n");
 	fprintf(o, "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n");
-	tool_human(m->size, hs, sizeof(hs));
+	proto_fmt_bytes(m->size, PROTO_FMT_TENTHS, hs, sizeof(hs));
 	fprintf(o, "<text x=\"%.1f\" y=\"22\" font-size=\"15\" font-weight=\"bold\">", BAR_X);
 	if (m->path[0])
 		xml(o, m->path);

@@ -29,6 +29,7 @@ static int fixture_up(struct fixture *f)
 	who.ss_family = AF_INET;
 	f->srv.loop = mds_loop_new();
 	f->srv.cfg.max_record_bytes = 1u << 20;
+	proto_list_init(&f->srv.conns);
 	f->reply = calloc(1, 1u << 20);
 	if (!f->srv.loop || !f->reply || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
 		return -1;
@@ -37,14 +38,14 @@ static int fixture_up(struct fixture *f)
 	f->peer = sv[1];
 	if (mds_conn_accept(&f->srv, sv[0], &who) != 0)
 		return -1;
-	f->conn = f->srv.conns;
+	f->conn = proto_list_empty(&f->srv.conns) ? NULL : proto_list_first(&f->srv.conns, struct mds_conn, link);
 	return f->conn ? 0 : -1;
 }
 
 static void fixture_down(struct fixture *f)
 {
-	if (f->srv.conns)
-		mds_conn_close(f->srv.conns, "test over"); /* drops the last reference */
+	if (!proto_list_empty(&f->srv.conns))
+		mds_conn_close(proto_list_first(&f->srv.conns, struct mds_conn, link), "test over"); /* drops the last reference */
 	if (f->peer > 0)
 		close(f->peer);
 	mds_loop_free(f->srv.loop);
@@ -113,9 +114,9 @@ static void test_drained_by_the_loop(void)
 	/* The socket is read again: the peer closing is seen, and the connection goes. */
 	close(f.peer);
 	f.peer = -1;
-	for (int i = 0; i < 10 && f.srv.conns; i++)
+	for (int i = 0; i < 10 && !proto_list_empty(&f.srv.conns); i++)
 		CU_ASSERT_EQUAL(mds_loop_once(f.srv.loop, 100) < 0, 0);
-	CU_ASSERT_PTR_NULL(f.srv.conns);
+	CU_ASSERT(proto_list_empty(&f.srv.conns));
 	CU_ASSERT_EQUAL(f.srv.nconns, 0);
 	fixture_down(&f);
 }

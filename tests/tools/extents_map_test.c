@@ -362,19 +362,19 @@ static void test_parse_size(void)
 {
 	uint64_t v;
 
-	CU_ASSERT(tool_parse_size("0", &v) == 0 && v == 0);
-	CU_ASSERT(tool_parse_size("4096", &v) == 0 && v == 4096);
-	CU_ASSERT(tool_parse_size("0x1000", &v) == 0 && v == 4096);
-	CU_ASSERT(tool_parse_size("3M", &v) == 0 && v == 3 * M);
-	CU_ASSERT(tool_parse_size("2GiB", &v) == 0 && v == 2048 * M);
-	CU_ASSERT(tool_parse_size("1KB", &v) == 0 && v == 1024);
-	CU_ASSERT(tool_parse_size("16T", &v) == 0 && v == 16ull << 40);
-	CU_ASSERT_EQUAL(tool_parse_size("", &v), -EINVAL);
-	CU_ASSERT_EQUAL(tool_parse_size("-1", &v), -EINVAL);
-	CU_ASSERT_EQUAL(tool_parse_size("1X", &v), -EINVAL);
-	CU_ASSERT_EQUAL(tool_parse_size("1Mx", &v), -EINVAL);
-	CU_ASSERT_EQUAL(tool_parse_size("99999999999T", &v), -EINVAL);
-	CU_ASSERT_EQUAL(tool_parse_size("18446744073709551616", &v), -EINVAL);
+	CU_ASSERT(proto_parse_size("0", &v) == 0 && v == 0);
+	CU_ASSERT(proto_parse_size("4096", &v) == 0 && v == 4096);
+	CU_ASSERT(proto_parse_size("0x1000", &v) == 0 && v == 4096);
+	CU_ASSERT(proto_parse_size("3M", &v) == 0 && v == 3 * M);
+	CU_ASSERT(proto_parse_size("2GiB", &v) == 0 && v == 2048 * M);
+	CU_ASSERT(proto_parse_size("1KB", &v) == 0 && v == 1024);
+	CU_ASSERT(proto_parse_size("16T", &v) == 0 && v == 16ull << 40);
+	CU_ASSERT_EQUAL(proto_parse_size("", &v), -EINVAL);
+	CU_ASSERT_EQUAL(proto_parse_size("-1", &v), -EINVAL);
+	CU_ASSERT_EQUAL(proto_parse_size("1X", &v), -EINVAL);
+	CU_ASSERT_EQUAL(proto_parse_size("1Mx", &v), -EINVAL);
+	CU_ASSERT_EQUAL(proto_parse_size("99999999999T", &v), -EINVAL);
+	CU_ASSERT_EQUAL(proto_parse_size("18446744073709551616", &v), -EINVAL);
 }
 
 TEST_SUITE(extents_map, "tools/extents_map", NULL, NULL,

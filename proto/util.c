@@ -1,0 +1,100 @@
+/* Shared helpers for error texts, byte counts, sizes and JSON strings (see util.h).
+ * Each is a pure function of its arguments, so any part and any program may use it. */
+#include "proto/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+int proto_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+const char *proto_fmt_bytes(uint64_t bytes, enum proto_fmt_bytes_style style, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double v = (double)bytes;
+	int i = 0;
+
+	while (v >= 1024 && i < 5) {
+		v /= 1024;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+	else if (style == PROTO_FMT_SHORT)
+		snprintf(buf, len, "%.4g %s", v, unit[i]);
+	else
+		snprintf(buf, len, "%.1f %s", v, unit[i]);
+	return buf;
+}
+
+int proto_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case '\0':
+		break;
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	case 't': case 'T':
+		shift = 40;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (shift) {
+		end++;
+		if (*end == 'i')
+			end += end[1] == 'B' ? 2 : 1;
+		else if (*end == 'B')
+			end++;
+		if (v > (UINT64_MAX >> shift))
+			return -EINVAL;
+		v <<= shift;
+	}
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+void proto_json_str(FILE *o, const char *s)
+{
+	fputc('"', o);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(o, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(o, "\\u%04x", c);
+		else
+			fputc(c, o);
+	}
+	fputc('"', o);
+}
