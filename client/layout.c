@@ -565,6 +565,8 @@ static void sticky_all(struct pc_layout *lo, struct pnfs_fh *fh, const char *msg
 		LOG_ERROR("pnfs: %s", msg);
 }
 
+/* Decode one granted layout4 and install it as a segment; -EPROTO when it is of another type,
+ * undecodable or carries a bad extent, -ENOMEM when out of memory. */
 static int install_layout4(struct pc_layout *lo, const layout4 *l)
 {
 	struct pnfs_context *ctx = lo->ctx;
@@ -617,16 +619,22 @@ static int install_layout4(struct pc_layout *lo, const layout4 *l)
 		}
 		proto_scsi_layout_free(&sl);
 	}
+	/* pc_device_get() makes an entry for a device id it has not seen (GETDEVICEINFO resolves it
+	 * later), so a NULL from it, like one from calloc, is out of memory. */
 	if (!ext)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		if (ext[i].len == 0 || ext[i].state > PNFS_BLOCK_NONE_DATA) {
-			free(ext);
-			return -EPROTO;
+			rc = -EPROTO;
+			goto fail_free;
 		}
 	rc = seg_install(lo, l->lo_offset, l->lo_length, l->lo_iomode, ext, n);
 	if (rc < 0)
-		free(ext);
+		goto fail_free;
+	return 0;
+
+fail_free:
+	free(ext);
 	return rc;
 }
 

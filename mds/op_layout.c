@@ -322,28 +322,27 @@ MDS_OP(layoutget)
 			mds_compound_dirty(c);
 	}
 	ext = mds_arena_calloc(&c->arena, nmax, sizeof(*ext));
-	if (!ext)
-		return NFS4ERR_RESOURCE;
+	if (!ext) {
+		st = NFS4ERR_RESOURCE;
+		goto fail_undo;
+	}
 	rc = map_extents(c, ino.fileid, iomode, a->loga_layout_type, &w, nmax, ext, &n, &covered);
 	if (rc) {
-		if (allocated)
-			undo_alloc(srv, f, w.off, w.end);
-		return mds_errno_to_nfs(rc);
+		st = mds_errno_to_nfs(rc);
+		goto fail_undo;
 	}
 	if (covered < w.need_end || n == 0) {
 		/* The extents the client must have do not fit in what it can take. */
-		if (allocated)
-			undo_alloc(srv, f, w.off, w.end);
-		return a->loga_maxcount < room ? NFS4ERR_TOOSMALL : NFS4ERR_REP_TOO_BIG;
+		st = a->loga_maxcount < room ? NFS4ERR_TOOSMALL : NFS4ERR_REP_TOO_BIG;
+		goto fail_undo;
 	}
 	if (allocated && covered < w.end)
 		undo_alloc(srv, f, covered, w.end);
 	if (!ls) {
 		ls = mds_lo_new(srv, c->clp, f, a->loga_layout_type);
 		if (!ls) {
-			if (allocated)
-				undo_alloc(srv, f, w.off, w.end);
-			return NFS4ERR_RESOURCE;
+			st = NFS4ERR_RESOURCE;
+			goto fail_undo;
 		}
 	} else {
 		mds_stateid_bump(ls->st);
@@ -351,11 +350,8 @@ MDS_OP(layoutget)
 	rc = mds_lo_set_add(iomode == LAYOUTIOMODE4_RW ? &ls->rw : &ls->rd, w.off, covered);
 	l = mds_arena_calloc(&c->arena, 1, sizeof(*l));
 	if (rc || !l || encode_layout(c, a->loga_layout_type, ext, n, &l->lo_content) != 0) {
-		if (!mds_lo_holds(ls))
-			mds_lo_discard(srv, ls);
-		if (allocated)
-			undo_alloc(srv, f, w.off, w.end);
-		return NFS4ERR_RESOURCE;
+		st = NFS4ERR_RESOURCE;
+		goto fail_discard;
 	}
 	l->lo_offset = w.off;
 	l->lo_length = covered - w.off;
@@ -370,6 +366,15 @@ MDS_OP(layoutget)
 		c->clp->scsi_layout_given = 1;
 	lo->stats.granted_bytes += covered - w.off;
 	return NFS4_OK;
+
+fail_discard:
+	if (!mds_lo_holds(ls))
+		mds_lo_discard(srv, ls);
+fail_undo:
+	/* what this LAYOUTGET allocated and could not hand out goes back */
+	if (allocated)
+		undo_alloc(srv, f, w.off, w.end);
+	return st;
 }
 
 /* ---- LAYOUTCOMMIT ----------------------------------------------------------------------------- */
