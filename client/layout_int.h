@@ -94,6 +94,11 @@ struct pc_lo_type {
 	/* Its devices carry our PR key: a new client ID names them anew, and a restarted server may
 	 * not know an ID it gave out (GETDEVICEINFO NFS4ERR_NOENT is then expected). */
 	int keyed;
+	/* Which the client takes when the server offers several: the highest (SCSI: it fences with
+	 * persistent reservations). */
+	int preference;
+	/* Whether the context's options allow it (NULL: always). */
+	int (*allowed)(const struct pnfs_context *ctx);
 	/* Before the first I/O on a resolved volume (SCSI: REGISTER our key on every LUN); NULL: none.
 	 * 0 or -errno with err filled. Runs on the device's resolver thread. */
 	int (*prepare)(struct blkmap_ctx *bm, struct blkmap_vol *vol, char *err, size_t errlen);

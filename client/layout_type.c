@@ -65,11 +65,19 @@ static int scsi_prepare(struct blkmap_ctx *bm, struct blkmap_vol *vol, char *err
 	return rc;
 }
 
+/* --no-scsi (or the config's no_scsi) keeps to block layouts. */
+static int scsi_allowed(const struct pnfs_context *ctx)
+{
+	return !ctx->opts.no_scsi;
+}
+
 static const struct pc_lo_type lo_types[] = {
 	{
 		.type = LAYOUT4_BLOCK_VOLUME,
 		.name = "block",
 		.keyed = 0,
+		.preference = 1,
+		.allowed = NULL,
 		.prepare = NULL,
 		.encode_update = block_encode_update,
 	},
@@ -77,6 +85,8 @@ static const struct pc_lo_type lo_types[] = {
 		.type = LAYOUT4_SCSI,
 		.name = "scsi",
 		.keyed = 1,
+		.preference = 2,
+		.allowed = scsi_allowed,
 		.prepare = scsi_prepare,
 		.encode_update = scsi_encode_update,
 	},
@@ -88,4 +98,18 @@ const struct pc_lo_type *pc_lo_type(layouttype4 type)
 		if (lo_types[i].type == type)
 			return &lo_types[i];
 	return NULL;
+}
+
+layouttype4 pc_lo_type_choose(const struct pnfs_context *ctx, const layouttype4 *offered, unsigned n)
+{
+	const struct pc_lo_type *best = NULL;
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct pc_lo_type *t = pc_lo_type(offered[i]);
+		if (!t || (t->allowed && !t->allowed(ctx)))
+			continue;
+		if (!best || t->preference > best->preference)
+			best = t;
+	}
+	return best ? best->type : (layouttype4)0;
 }
