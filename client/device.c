@@ -50,6 +50,14 @@ struct pc_device *pc_device_get(struct pnfs_context *ctx, const uint8_t id[NFS4_
 	return d;
 }
 
+/* Whether d's volume carries our PR key (SCSI), so a new client ID or server instance renames it. */
+static int keyed(const struct pc_device *d)
+{
+	const struct pc_lo_type *t = pc_lo_type(d->type);
+
+	return t && t->keyed;
+}
+
 static int device_gone(const struct pc_device *d)
 {
 	return d->state == PC_DEV_FAILED || d->state == PC_DEV_FENCED;
@@ -157,6 +165,7 @@ static struct pc_resolve *job_new(struct pc_device *d, struct blkmap_vol *vol)
 /* The resolution itself, on the resolver thread (or inline for pc_test_inject_device). */
 static void job_run(struct pc_resolve *j)
 {
+	const struct pc_lo_type *t = pc_lo_type(j->type);
 	struct blkmap_ctx_opts bo;
 	struct blkmap_discover_opts o;
 	struct blkmap_report *rep = NULL;
@@ -182,13 +191,8 @@ static void job_run(struct pc_resolve *j)
 		snprintf(j->err, sizeof(j->err), "cannot find the volume's LUNs: %s", blkmap_errstr(j->bm));
 		return;
 	}
-	if (j->type == LAYOUT4_SCSI) {
-		/* RFC 8154 §2.4: register our key on every LUN before any I/O. */
-		j->rc = blkmap_vol_pr_register(j->vol);
-		if (j->rc < 0)
-			snprintf(j->err, sizeof(j->err), "PERSISTENT RESERVE OUT REGISTER failed: %s",
-				 blkmap_errstr(j->bm));
-	}
+	if (t && t->prepare)
+		j->rc = t->prepare(j->bm, j->vol, j->err, sizeof(j->err));
 }
 
 /* A thread of the library's own: it takes no signals, they are for the application's threads.
@@ -398,13 +402,13 @@ static void gdi_done(struct pc_compound *c)
 	struct pc_device *d = c->priv;
 	nfs_resop4 *r = pc_res_op(c, OP_GETDEVICEINFO);
 
-	if (c->nfs_status == NFS4ERR_NOENT && d->type == LAYOUT4_SCSI && d->vol && d->fetch_gen != 0) {
+	if (c->nfs_status == NFS4ERR_NOENT && keyed(d) && d->vol && d->fetch_gen != 0) {
 		/* a device ID from before the server restarted */
 		pc_compound_free(c);
 		relocate(d);
 		return;
 	}
-	if (c->nfs_status == NFS4ERR_NOENT && d->type == LAYOUT4_SCSI && !d->vol && d->fetch_gen != d->key_gen) {
+	if (c->nfs_status == NFS4ERR_NOENT && keyed(d) && !d->vol && d->fetch_gen != d->key_gen) {
 		/* Asked of the server before it restarted, answered by the restarted one, which no longer
 		 * knows the ID: the layouts that named it went with our old client ID (nothing was written
 		 * through a device never described). Left to be asked again should a layout name it. */
@@ -670,7 +674,7 @@ int pc_device_ensure(struct pc_device *d, void (*fn)(struct pnfs_context *, void
 void pc_devices_new_clientid(struct pnfs_context *ctx)
 {
 	for (struct pc_device *d = ctx->devices_list; d; d = d->next) {
-		if (d->type != LAYOUT4_SCSI)
+		if (!keyed(d))
 			continue;
 		d->key_gen++;
 		if (d->state == PC_DEV_READY) {

@@ -355,6 +355,10 @@ int pc_iov_slice(const struct iovec *iov, int niov, size_t off, size_t len, stru
 
 /* ---- the data path (layout.c, device.c, pio.c) ---------------------------------------------------- */
 
+/* The layout type to use among those the server offers (fs_layout_type): the allowed one of
+ * highest preference (layout_type.c); 0 when none is usable. */
+layouttype4 pc_lo_type_choose(const struct pnfs_context *ctx, const layouttype4 *offered, unsigned n);
+
 /* Read/write through layouts when the file has them; otherwise through the MDS. */
 int pc_io_read(struct pnfs_fh *fh, const struct iovec *iov, int niov, uint64_t off, pc_io_cb cb, void *arg);
 int pc_io_write(struct pnfs_fh *fh, const struct iovec *iov, int niov, uint64_t off, pc_io_cb cb, void *arg);

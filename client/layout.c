@@ -565,68 +565,50 @@ static void sticky_all(struct pc_layout *lo, struct pnfs_fh *fh, const char *msg
 		LOG_ERROR("pnfs: %s", msg);
 }
 
+/* Decode one granted layout4 and install it as a segment; -EPROTO when it is of another type,
+ * undecodable or carries a bad extent, -ENOMEM when out of memory. */
 static int install_layout4(struct pc_layout *lo, const layout4 *l)
 {
 	struct pnfs_context *ctx = lo->ctx;
+	struct proto_extent *pe;
 	struct pc_ext *ext = NULL;
 	size_t n = 0;
 	int rc;
 
 	if (l->lo_content.loc_type != lo->type)
 		return -EPROTO;
-	if (lo->type == LAYOUT4_BLOCK_VOLUME) {
-		pnfs_block_layout4 bl;
-		memset(&bl, 0, sizeof(bl));
-		rc = proto_block_layout_decode(&l->lo_content, &bl);
-		if (rc < 0)
-			return rc;
-		n = bl.blo_extents.blo_extents_len;
-		ext = calloc(n ? n : 1, sizeof(*ext));
-		for (size_t i = 0; ext && i < n; i++) {
-			const pnfs_block_extent4 *e = &bl.blo_extents.blo_extents_val[i];
-			ext[i].foff = e->bex_file_offset;
-			ext[i].len = e->bex_length;
-			ext[i].soff = e->bex_storage_offset;
-			ext[i].state = (uint32_t)e->bex_state;
-			ext[i].dev = pc_device_get(ctx, (const uint8_t *)e->bex_vol_id, lo->type);
-			if (!ext[i].dev) {
-				free(ext);
-				ext = NULL;
-			}
+	rc = proto_layout_extents_decode(&l->lo_content, &pe, &n);
+	if (rc < 0)
+		return rc;
+	ext = calloc(n ? n : 1, sizeof(*ext));
+	for (size_t i = 0; ext && i < n; i++) {
+		ext[i].foff = pe[i].file_offset;
+		ext[i].len = pe[i].length;
+		ext[i].soff = pe[i].storage_offset;
+		ext[i].state = pe[i].state;
+		ext[i].dev = pc_device_get(ctx, pe[i].vol_id, lo->type);
+		if (!ext[i].dev) {
+			free(ext);
+			ext = NULL;
 		}
-		proto_block_layout_free(&bl);
-	} else {
-		pnfs_scsi_layout4 sl;
-		memset(&sl, 0, sizeof(sl));
-		rc = proto_scsi_layout_decode(&l->lo_content, &sl);
-		if (rc < 0)
-			return rc;
-		n = sl.sl_extents.sl_extents_len;
-		ext = calloc(n ? n : 1, sizeof(*ext));
-		for (size_t i = 0; ext && i < n; i++) {
-			const pnfs_scsi_extent4 *e = &sl.sl_extents.sl_extents_val[i];
-			ext[i].foff = e->se_file_offset;
-			ext[i].len = e->se_length;
-			ext[i].soff = e->se_storage_offset;
-			ext[i].state = (uint32_t)e->se_state;
-			ext[i].dev = pc_device_get(ctx, (const uint8_t *)e->se_vol_id, lo->type);
-			if (!ext[i].dev) {
-				free(ext);
-				ext = NULL;
-			}
-		}
-		proto_scsi_layout_free(&sl);
 	}
+	free(pe);
+	/* pc_device_get() makes an entry for a device id it has not seen (GETDEVICEINFO resolves it
+	 * later), so a NULL from it, like one from calloc, is out of memory. */
 	if (!ext)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		if (ext[i].len == 0 || ext[i].state > PNFS_BLOCK_NONE_DATA) {
-			free(ext);
-			return -EPROTO;
+			rc = -EPROTO;
+			goto fail_free;
 		}
 	rc = seg_install(lo, l->lo_offset, l->lo_length, l->lo_iomode, ext, n);
 	if (rc < 0)
-		free(ext);
+		goto fail_free;
+	return 0;
+
+fail_free:
+	free(ext);
 	return rc;
 }
 
@@ -1001,6 +983,7 @@ static void commit_send(struct commit_run *cr)
 	struct pc_compound *c;
 	nfs_argop4 *op;
 	layoutupdate4 *u = calloc(1, sizeof(*u));
+	const struct pc_lo_type *t;
 	size_t first = cr->next, last = first, k = 0;
 	uint64_t lo_off = UINT64_MAX, hi = 0;
 	int rc;
@@ -1020,40 +1003,8 @@ static void commit_send(struct commit_run *cr)
 		commit_finish(cr);
 		return;
 	}
-	if (lo->type == LAYOUT4_BLOCK_VOLUME) {
-		pnfs_block_layoutupdate4 lu;
-		pnfs_block_extent4 *ev = pc_alloc(c, sizeof(*ev) * (k ? k : 1));
-		size_t j = 0;
-		for (size_t i = first; ev && i < last; i++) {
-			const struct pc_dirty *d = &lo->committing_list[i];
-			if (!d->invalid)
-				continue;
-			memcpy(ev[j].bex_vol_id, d->dev->id, NFS4_DEVICEID4_SIZE);
-			ev[j].bex_file_offset = d->foff;
-			ev[j].bex_length = d->len;
-			ev[j].bex_storage_offset = d->soff;
-			ev[j].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
-			j++;
-		}
-		lu.blu_commit_list.blu_commit_list_val = ev;
-		lu.blu_commit_list.blu_commit_list_len = (u_int)j;
-		rc = ev ? proto_block_layoutupdate_encode(&lu, u) : -ENOMEM;
-	} else {
-		pnfs_scsi_layoutupdate4 lu;
-		pnfs_scsi_range4 *rv = pc_alloc(c, sizeof(*rv) * (k ? k : 1));
-		size_t j = 0;
-		for (size_t i = first; rv && i < last; i++) {
-			const struct pc_dirty *d = &lo->committing_list[i];
-			if (!d->invalid)
-				continue;
-			rv[j].sr_file_offset = d->foff;
-			rv[j].sr_length = d->len;
-			j++;
-		}
-		lu.slu_commit_list.slu_commit_list_val = rv;
-		lu.slu_commit_list.slu_commit_list_len = (u_int)j;
-		rc = rv ? proto_scsi_layoutupdate_encode(&lu, u) : -ENOMEM;
-	}
+	t = pc_lo_type(lo->type);
+	rc = t ? t->encode_update(c, &lo->committing_list[first], last - first, k, u) : -EINVAL;
 	if (rc < 0) {
 		free(u);
 		pc_compound_free(c);
@@ -1890,7 +1841,7 @@ nfsstat4 pc_layout_recall(struct pnfs_context *ctx, const CB_LAYOUTRECALL4args *
 {
 	int any = 0;
 
-	if (a->clora_type != LAYOUT4_BLOCK_VOLUME && a->clora_type != LAYOUT4_SCSI)
+	if (!pc_lo_type(a->clora_type))
 		return NFS4ERR_NOMATCHING_LAYOUT;
 	if (a->clora_recall.lor_recalltype == LAYOUTRECALL4_FILE) {
 		const layoutrecall_file4 *f = &a->clora_recall.layoutrecall4_u.lor_layout;

@@ -85,6 +85,30 @@ struct pc_dirty {
 	int invalid;                /* written into an INVALID_DATA extent (needs the state change) */
 };
 
+/* One layout type the client uses (block volume, RFC 5663; SCSI, RFC 8154): what differs between
+ * them, in one table (layout_type.c), so the layout and device code do not branch on the type.
+ * Both decode to the same extents (struct proto_extent, then struct pc_ext). */
+struct pc_lo_type {
+	layouttype4 type;
+	const char *name;           /* "block", "scsi" */
+	/* Its devices carry our PR key: a new client ID names them anew, and a restarted server may
+	 * not know an ID it gave out (GETDEVICEINFO NFS4ERR_NOENT is then expected). */
+	int keyed;
+	/* Which the client takes when the server offers several: the highest (SCSI: it fences with
+	 * persistent reservations). */
+	int preference;
+	/* Whether the context's options allow it (NULL: always). */
+	int (*allowed)(const struct pnfs_context *ctx);
+	/* Before the first I/O on a resolved volume (SCSI: REGISTER our key on every LUN); NULL: none.
+	 * 0 or -errno with err filled. Runs on the device's resolver thread. */
+	int (*prepare)(struct blkmap_ctx *bm, struct blkmap_vol *vol, char *err, size_t errlen);
+	/* The layoutupdate4 for the ranges written into INVALID_DATA among d[0..n) (k of them), its
+	 * arrays from c's arena. 0, -ENOMEM, or the encoder's error. */
+	int (*encode_update)(struct pc_compound *c, const struct pc_dirty *d, size_t n, size_t k, layoutupdate4 *out);
+};
+/* The type's row, or NULL for a layout type the client does not speak. */
+const struct pc_lo_type *pc_lo_type(layouttype4 type);
+
 /* A write's claim on its layout blocks: overlapping writes wait (zero-fill and read-modify-write of
  * edge blocks must not race). */
 struct pc_lock {

@@ -835,14 +835,7 @@ static void mount_lookup_done(struct pc_compound *c)
 		ctx->nfs_layout_types = fa.fs_layout_types_len;
 		memcpy(ctx->fs_layout_types, fa.fs_layout_types, sizeof(layouttype4) * fa.fs_layout_types_len);
 	}
-	ctx->layout_type = 0;
-	for (unsigned i = 0; i < ctx->nfs_layout_types && !ctx->opts.mds_io; i++) {
-		/* The SCSI layout (RFC 8154) fences with persistent reservations: prefer it. */
-		if (ctx->fs_layout_types[i] == LAYOUT4_SCSI && !ctx->opts.no_scsi)
-			ctx->layout_type = LAYOUT4_SCSI;
-		else if (ctx->fs_layout_types[i] == LAYOUT4_BLOCK_VOLUME && ctx->layout_type != LAYOUT4_SCSI)
-			ctx->layout_type = LAYOUT4_BLOCK_VOLUME;
-	}
+	ctx->layout_type = ctx->opts.mds_io ? 0 : pc_lo_type_choose(ctx, ctx->fs_layout_types, ctx->nfs_layout_types);
 	ctx->fs_maxread = proto_attrmask_isset(&fa.mask, FATTR4_MAXREAD) ? fa.maxread : 0;
 	ctx->fs_maxwrite = proto_attrmask_isset(&fa.mask, FATTR4_MAXWRITE) ? fa.maxwrite : 0;
 	ctx->mounted = 1;

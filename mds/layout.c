@@ -778,14 +778,14 @@ static void revoke_client(struct mds_server *srv, struct mds_client *clp, const 
 	struct mds_layouts *lo = srv->layouts;
 	struct mds_lo_fence_job *job = NULL;
 	struct mds_stateid *st, *next;
-	int scsi = 0;
+	int fences = 0;
 
 	for (st = clp->states; st; st = st->next_in_client) {
 		struct mds_lo_state *ls = mds_lo_of(st);
-		if (ls && mds_lo_holds(ls) && ls->type == LAYOUT4_SCSI)
-			scsi = 1;
+		if (ls && mds_lo_holds(ls) && mds_lo_type(ls->type)->fences)
+			fences = 1;
 	}
-	if (scsi && lo->fence) {
+	if (fences && lo->fence) {
 		job = job_get(lo, clp->clientid);
 		if (!job)
 			LOG_ERROR("client %016llx: out of memory: cannot fence it", CLID(clp));
@@ -796,7 +796,7 @@ static void revoke_client(struct mds_server *srv, struct mds_client *clp, const 
 		if (!ls)
 			continue;
 		if (mds_lo_holds(ls))
-			lo_revoke(srv, ls, ls->type == LAYOUT4_SCSI ? job : NULL, why);
+			lo_revoke(srv, ls, mds_lo_type(ls->type)->fences ? job : NULL, why);
 		if (!keep)
 			mds_stateid_free(srv, st);
 	}
@@ -1056,9 +1056,8 @@ unsigned mds_layout_types(const struct mds_server *srv, layouttype4 *out, unsign
 {
 	unsigned n = 0;
 
-	if (n < max)
-		out[n++] = LAYOUT4_BLOCK_VOLUME;
-	if (srv->layouts && srv->layouts->fence && n < max)
-		out[n++] = LAYOUT4_SCSI;
+	for (unsigned i = 0; i < MDS_LO_NTYPES && n < max; i++)
+		if (mds_lo_type_at(i)->offered(srv))
+			out[n++] = mds_lo_type_at(i)->type;
 	return n;
 }

@@ -39,8 +39,10 @@ int mds_lo_dev_init(struct mds_server *srv, char *err, size_t errlen)
 	char why[512] = "";
 	int rc;
 
-	make_devid(srv, LAYOUT4_BLOCK_VOLUME, 1, lo->devid_block);
-	make_devid(srv, LAYOUT4_SCSI, (uint32_t)srv->boot ? (uint32_t)srv->boot : 1, lo->devid_scsi);
+	for (unsigned i = 0; i < MDS_LO_NTYPES; i++) {
+		const struct mds_lo_type *t = mds_lo_type_at(i);
+		make_devid(srv, t->type, t->devid_gen(srv), lo->devid[t->index]);
+	}
 	rc = mds_pool_deviceaddr(srv->vol, &lo->block_addr, why, sizeof(why));
 	if (rc) {
 		snprintf(err, errlen, "pool %s: the volume has no block-layout description: %s", srv->cfg.pool, why);
@@ -59,18 +61,14 @@ void mds_lo_dev_free(struct mds_server *srv)
 	lo->have_block_addr = 0;
 }
 
-const unsigned char *mds_lo_devid(const struct mds_server *srv, layouttype4 type)
+const struct mds_lo_type *mds_lo_type_of_devid(const struct mds_server *srv, const unsigned char *devid)
 {
-	return type == LAYOUT4_SCSI ? srv->layouts->devid_scsi : srv->layouts->devid_block;
-}
-
-layouttype4 mds_lo_devid_type(const struct mds_server *srv, const unsigned char *devid)
-{
-	if (memcmp(devid, srv->layouts->devid_block, NFS4_DEVICEID4_SIZE) == 0)
-		return LAYOUT4_BLOCK_VOLUME;
-	if (memcmp(devid, srv->layouts->devid_scsi, NFS4_DEVICEID4_SIZE) == 0)
-		return LAYOUT4_SCSI;
-	return (layouttype4)0;
+	for (unsigned i = 0; i < MDS_LO_NTYPES; i++) {
+		const struct mds_lo_type *t = mds_lo_type_at(i);
+		if (memcmp(devid, mds_lo_devid(srv, t), NFS4_DEVICEID4_SIZE) == 0)
+			return t;
+	}
+	return NULL;
 }
 
 static int scsi_volume(struct mds_server *srv, uint64_t key, struct blkmap_vol **out)
@@ -119,7 +117,26 @@ fail:
 	return rc;
 }
 
-int mds_lo_dev_addr(struct mds_server *srv, layouttype4 type, const struct mds_client *clp, device_addr4 *out)
+/* The block volume's address is the same for every client: a copy of the one made at start. */
+int mds_lo_block_dev_addr(struct mds_server *srv, const struct mds_client *clp, device_addr4 *out)
+{
+	struct mds_layouts *lo = srv->layouts;
+	char *body;
+
+	(void)clp;
+	memset(out, 0, sizeof(*out));
+	body = malloc(lo->block_addr.da_addr_body.da_addr_body_len + 1);
+	if (!body)
+		return -ENOMEM;
+	memcpy(body, lo->block_addr.da_addr_body.da_addr_body_val, lo->block_addr.da_addr_body.da_addr_body_len);
+	out->da_layout_type = LAYOUT4_BLOCK_VOLUME;
+	out->da_addr_body.da_addr_body_len = lo->block_addr.da_addr_body.da_addr_body_len;
+	out->da_addr_body.da_addr_body_val = body;
+	return 0;
+}
+
+/* The SCSI volume carries the client's PR key, so it is made for each client. */
+int mds_lo_scsi_dev_addr(struct mds_server *srv, const struct mds_client *clp, device_addr4 *out)
 {
 	struct mds_layouts *lo = srv->layouts;
 	struct blkmap_vol *vol = NULL;
@@ -127,17 +144,7 @@ int mds_lo_dev_addr(struct mds_server *srv, layouttype4 type, const struct mds_c
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (type == LAYOUT4_BLOCK_VOLUME) {
-		char *body = malloc(lo->block_addr.da_addr_body.da_addr_body_len + 1);
-		if (!body)
-			return -ENOMEM;
-		memcpy(body, lo->block_addr.da_addr_body.da_addr_body_val, lo->block_addr.da_addr_body.da_addr_body_len);
-		out->da_layout_type = LAYOUT4_BLOCK_VOLUME;
-		out->da_addr_body.da_addr_body_len = lo->block_addr.da_addr_body.da_addr_body_len;
-		out->da_addr_body.da_addr_body_val = body;
-		return 0;
-	}
-	if (type != LAYOUT4_SCSI || !lo->fence)
+	if (!lo->fence)
 		return -EINVAL;
 	if (!mds_fence_active(lo->fence)) {
 		/* The first SCSI client: from now on only registered initiators reach the LUNs. */

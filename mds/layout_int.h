@@ -11,6 +11,7 @@
 #include "mds/server.h"
 #include "mds/store.h"
 
+struct mds_arena;
 struct mds_fence;
 struct mds_metrics;
 
@@ -22,6 +23,8 @@ struct mds_metrics;
 #define MDS_LO_FENCE_RETRY_MS 2000
 /* The timer that checks recalls and fencing. */
 #define MDS_LO_TICK_MS 200
+/* Layout types in the table of layout_type.c (block volume, SCSI). */
+#define MDS_LO_NTYPES 2
 
 /* One CB_LAYOUTRECALL a state must answer by returning every segment of iomode in [off, end). */
 struct mds_lo_recall {
@@ -62,7 +65,7 @@ struct mds_lo_fence_job {
 };
 
 struct mds_lo_stats {
-	uint64_t granted[2][2];           /* [0 block, 1 scsi][0 read, 1 rw] LAYOUTGETs granted */
+	uint64_t granted[MDS_LO_NTYPES][2]; /* [mds_lo_type.index][0 read, 1 rw] LAYOUTGETs granted */
 	uint64_t granted_bytes;           /* bytes of file covered by granted layouts */
 	uint64_t recalls;                 /* CB_LAYOUTRECALLs started */
 	uint64_t returned;                /* LAYOUTRETURNs (and return-on-close) that returned something */
@@ -94,8 +97,7 @@ struct mds_layouts {
 	struct mds_map pending_files;     /* fileid -> lowest parked file offset + 1 (layout.c) */
 	struct mds_fence *fence;          /* NULL: no SCSI fencing, so no SCSI layouts */
 	uint8_t aptpl[MDS_MAX_LUNS];      /* enum mds_aptpl, per LUN, probed at start */
-	unsigned char devid_block[NFS4_DEVICEID4_SIZE];
-	unsigned char devid_scsi[NFS4_DEVICEID4_SIZE];
+	unsigned char devid[MDS_LO_NTYPES][NFS4_DEVICEID4_SIZE]; /* by mds_lo_type.index */
 	device_addr4 block_addr;          /* the pool volume as GETDEVICEINFO gives it (block) */
 	int have_block_addr;
 	struct mds_metrics *metrics;
@@ -145,14 +147,60 @@ int mds_lo_fencing(const struct mds_server *srv, const struct mds_file *f, uint6
 /* ---- layout_dev.c: device IDs and addresses ----------------------------------------------------- */
 int mds_lo_dev_init(struct mds_server *srv, char *err, size_t errlen);
 void mds_lo_dev_free(struct mds_server *srv);
-/* The device ID extents of this layout type name. */
-const unsigned char *mds_lo_devid(const struct mds_server *srv, layouttype4 type);
-/* Which layout type a device ID is ours for (0 if none: unknown or of an earlier generation). */
-layouttype4 mds_lo_devid_type(const struct mds_server *srv, const unsigned char *devid);
-/* The device address for a client (SCSI: with that client's PR key; the first one activates
- * fencing). out is freed by the caller with proto_device_addr_free. 0 or -errno (-EAGAIN: ask
- * again later). */
-int mds_lo_dev_addr(struct mds_server *srv, layouttype4 type, const struct mds_client *clp, device_addr4 *out);
+/* The layout type a device ID is ours for (NULL if none: unknown or of an earlier generation). */
+const struct mds_lo_type *mds_lo_type_of_devid(const struct mds_server *srv, const unsigned char *devid);
+
+/* ---- layout_type.c: what differs between the layout types ------------------------------------- */
+/* A range a LAYOUTCOMMIT says was written (block: extents, SCSI: ranges), before the checks and
+ * rounding both types share; soff only where the type carries a storage offset. */
+struct mds_lo_written {
+	uint64_t off, len, soff;
+	int have_soff;
+};
+
+/* One layout type the MDS grants (the shape of Linux nfsd's per-layout-type ops): everything that
+ * depends on the type is here, so the rest of the layout code does not branch on it. The extents
+ * themselves are the same for both (struct proto_extent). */
+struct mds_lo_type {
+	layouttype4 type;
+	const char *name;                 /* "block", "scsi": metrics labels, messages */
+	unsigned index;                   /* its row here and in mds_lo_stats.granted */
+	int fences;                       /* a revoked layout of this type fences its client (PR) */
+	/* Whether the server offers it (SCSI: only with fencing set up). */
+	int (*offered)(const struct mds_server *srv);
+	/* The generation in its device ID (SCSI: the server's boot, so an ID from before a restart,
+	 * whose address carried the clients' keys of then, is not taken for a current one). */
+	uint32_t (*devid_gen)(const struct mds_server *srv);
+	/* GETDEVICEINFO's address for clp (SCSI: with that client's PR key; the first one activates
+	 * fencing). out is freed by the caller with proto_device_addr_free. 0 or -errno (-EAGAIN: ask
+	 * again later). */
+	int (*dev_addr)(struct mds_server *srv, const struct mds_client *clp, device_addr4 *out);
+	/* A non-empty layoutupdate4 body of this type: *out (count *n) from arena; NFS4ERR_BADLAYOUT
+	 * for a body that does not decode or names what is not ours. */
+	nfsstat4 (*decode_update)(struct mds_server *srv, const struct mds_lo_type *t, struct mds_arena *arena,
+				  const layoutupdate4 *u, struct mds_lo_written **out, size_t *n);
+	/* A LAYOUTGET of this type was granted to clp (NULL: nothing to note). */
+	void (*granted)(struct mds_client *clp);
+};
+/* The type's row, or NULL for a layout type the MDS does not know. */
+const struct mds_lo_type *mds_lo_type(layouttype4 type);
+/* The type's row if the server offers it now, else NULL. */
+const struct mds_lo_type *mds_lo_type_offered(const struct mds_server *srv, layouttype4 type);
+/* Row i (0 <= i < MDS_LO_NTYPES), in the order fs_layout_type lists them. */
+const struct mds_lo_type *mds_lo_type_at(unsigned i);
+/* The device ID the extents of type t name (made by mds_lo_dev_init). */
+static inline const unsigned char *mds_lo_devid(const struct mds_server *srv, const struct mds_lo_type *t)
+{
+	return srv->layouts->devid[t->index];
+}
+
+/* The per-type pieces the table points to (layout_dev.c, op_layout.c). */
+int mds_lo_block_dev_addr(struct mds_server *srv, const struct mds_client *clp, device_addr4 *out);
+int mds_lo_scsi_dev_addr(struct mds_server *srv, const struct mds_client *clp, device_addr4 *out);
+nfsstat4 mds_lo_block_decode_update(struct mds_server *srv, const struct mds_lo_type *t, struct mds_arena *arena,
+				    const layoutupdate4 *u, struct mds_lo_written **out, size_t *n);
+nfsstat4 mds_lo_scsi_decode_update(struct mds_server *srv, const struct mds_lo_type *t, struct mds_arena *arena,
+				   const layoutupdate4 *u, struct mds_lo_written **out, size_t *n);
 
 /* ---- fence.c: SCSI persistent reservations -------------------------------------------------- */
 /* The MDS's PR key (registered on every LUN) and a client's (from its clientid; never the MDS's). */

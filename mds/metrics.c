@@ -130,7 +130,7 @@ char *mds_metrics_text(struct mds_server *srv)
 {
 	const struct mds_layouts *lo = srv->layouts;
 	const struct mds_lo_stats *s = &lo->stats;
-	static const char *const types[2] = { "block", "scsi" }, *const modes[2] = { "read", "rw" };
+	static const char *const modes[2] = { "read", "rw" };
 	struct buf b = { malloc(4096), 0, 4096, 0 };
 	struct mds_map_iter it;
 	uint64_t nrecalls = 0, clients = 0;
@@ -139,10 +139,10 @@ char *mds_metrics_text(struct mds_server *srv)
 		return NULL;
 	addf(&b, "# HELP pnfs_mds_layouts_granted_total Layouts granted by LAYOUTGET.\n"
 		 "# TYPE pnfs_mds_layouts_granted_total counter\n");
-	for (int t = 0; t < 2; t++)
+	for (unsigned t = 0; t < MDS_LO_NTYPES; t++)
 		for (int m = 0; m < 2; m++)
-			addf(&b, "pnfs_mds_layouts_granted_total{type=\"%s\",iomode=\"%s\"} %llu\n", types[t], modes[m],
-			     (unsigned long long)s->granted[t][m]);
+			addf(&b, "pnfs_mds_layouts_granted_total{type=\"%s\",iomode=\"%s\"} %llu\n",
+			     mds_lo_type_at(t)->name, modes[m], (unsigned long long)s->granted[t][m]);
 	counter(&b, "pnfs_mds_layout_granted_bytes_total", "Bytes of file covered by granted layouts.",
 		s->granted_bytes);
 	counter(&b, "pnfs_mds_layouts_recalled_total", "CB_LAYOUTRECALLs started (truncate, remove, conflicts).",

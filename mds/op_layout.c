@@ -27,16 +27,6 @@
 /* The most extents one LAYOUTGET returns, whatever the client could take. */
 #define MAX_EXTENTS 16384u
 
-static int type_offered(const struct mds_server *srv, layouttype4 type)
-{
-	return type == LAYOUT4_BLOCK_VOLUME || (type == LAYOUT4_SCSI && srv->layouts->fence);
-}
-
-static int type_index(layouttype4 type)
-{
-	return type == LAYOUT4_SCSI ? 1 : 0;
-}
-
 static uint64_t floor_to(uint64_t v, uint64_t a)
 {
 	return v / a * a;
@@ -107,10 +97,10 @@ static void layout_window(const struct mds_server *srv, const struct mds_inode *
 
 /* Map [w->off, w->end) into at most max extents for the layout, merged; *covered gets where they
  * end. */
-static int map_extents(struct mds_compound *c, uint64_t fileid, uint32_t iomode, layouttype4 type,
-		       const struct lg_window *w, size_t max, pnfs_block_extent4 *out, size_t *nout, uint64_t *covered)
+static int map_extents(struct mds_compound *c, uint64_t fileid, uint32_t iomode, const struct mds_lo_type *t,
+		       const struct lg_window *w, size_t max, struct proto_extent *out, size_t *nout, uint64_t *covered)
 {
-	const unsigned char *devid = mds_lo_devid(c->srv, type);
+	const unsigned char *devid = mds_lo_devid(c->srv, t);
 	struct mds_extent *pieces;
 	uint64_t end_off;
 	size_t n, k = 0;
@@ -127,7 +117,7 @@ static int map_extents(struct mds_compound *c, uint64_t fileid, uint32_t iomode,
 	for (size_t i = 0; i < n; i++) {
 		const struct mds_extent *p = &pieces[i];
 		pnfs_block_extent_state4 s;
-		pnfs_block_extent4 *prev = k ? &out[k - 1] : NULL;
+		struct proto_extent *prev = k ? &out[k - 1] : NULL;
 		uint64_t soff = p->vol_off;
 
 		switch (p->state) {
@@ -147,16 +137,16 @@ static int map_extents(struct mds_compound *c, uint64_t fileid, uint32_t iomode,
 		}
 		if (s == PNFS_BLOCK_NONE_DATA)
 			soff = 0;
-		if (prev && prev->bex_state == s && prev->bex_file_offset + prev->bex_length == p->file_off &&
-		    (s == PNFS_BLOCK_NONE_DATA || prev->bex_storage_offset + prev->bex_length == soff)) {
-			prev->bex_length += p->len;
+		if (prev && prev->state == (uint32_t)s && prev->file_offset + prev->length == p->file_off &&
+		    (s == PNFS_BLOCK_NONE_DATA || prev->storage_offset + prev->length == soff)) {
+			prev->length += p->len;
 			continue;
 		}
-		memcpy(out[k].bex_vol_id, devid, NFS4_DEVICEID4_SIZE);
-		out[k].bex_file_offset = p->file_off;
-		out[k].bex_length = p->len;
-		out[k].bex_storage_offset = soff;
-		out[k].bex_state = s;
+		memcpy(out[k].vol_id, devid, NFS4_DEVICEID4_SIZE);
+		out[k].file_offset = p->file_off;
+		out[k].length = p->len;
+		out[k].storage_offset = soff;
+		out[k].state = (uint32_t)s;
 		k++;
 	}
 	free(pieces);
@@ -165,33 +155,11 @@ static int map_extents(struct mds_compound *c, uint64_t fileid, uint32_t iomode,
 	return 0;
 }
 
-static int encode_layout(struct mds_compound *c, layouttype4 type, pnfs_block_extent4 *ext, size_t n,
+static int encode_layout(struct mds_compound *c, layouttype4 type, const struct proto_extent *ext, size_t n,
 			 layout_content4 *out)
 {
-	int rc;
+	int rc = proto_layout_extents_encode(type, ext, n, out);
 
-	memset(out, 0, sizeof(*out));
-	if (type == LAYOUT4_SCSI) {
-		pnfs_scsi_layout4 sl;
-		pnfs_scsi_extent4 *se = mds_arena_calloc(&c->arena, n ? n : 1, sizeof(*se));
-		if (!se)
-			return -ENOMEM;
-		for (size_t i = 0; i < n; i++) {
-			memcpy(se[i].se_vol_id, ext[i].bex_vol_id, NFS4_DEVICEID4_SIZE);
-			se[i].se_file_offset = ext[i].bex_file_offset;
-			se[i].se_length = ext[i].bex_length;
-			se[i].se_storage_offset = ext[i].bex_storage_offset;
-			se[i].se_state = (pnfs_scsi_extent_state4)ext[i].bex_state;
-		}
-		sl.sl_extents.sl_extents_len = (u_int)n;
-		sl.sl_extents.sl_extents_val = se;
-		rc = proto_scsi_layout_encode(&sl, out);
-	} else {
-		pnfs_block_layout4 bl;
-		bl.blo_extents.blo_extents_len = (u_int)n;
-		bl.blo_extents.blo_extents_val = ext;
-		rc = proto_block_layout_encode(&bl, out);
-	}
 	if (rc)
 		return rc;
 	return mds_compound_defer_free(c, (xdrproc_t)xdr_layout_content4, out);
@@ -218,9 +186,10 @@ MDS_OP(layoutget)
 	struct mds_inode ino;
 	struct mds_stateid *sst;
 	struct mds_lo_state *ls;
+	const struct mds_lo_type *t;
 	struct mds_file *f;
 	struct lg_window w;
-	pnfs_block_extent4 *ext;
+	struct proto_extent *ext;
 	layout4 *l;
 	stateid4 sid;
 	size_t room, nmax, n = 0;
@@ -236,7 +205,8 @@ MDS_OP(layoutget)
 		return st;
 	if (iomode != LAYOUTIOMODE4_READ && iomode != LAYOUTIOMODE4_RW)
 		return NFS4ERR_BADIOMODE;
-	if (!type_offered(srv, a->loga_layout_type))
+	t = mds_lo_type_offered(srv, a->loga_layout_type);
+	if (!t)
 		return NFS4ERR_UNKNOWN_LAYOUTTYPE;
 	if (ino.type != MDS_FT_REG)
 		return NFS4ERR_LAYOUTUNAVAILABLE;
@@ -322,28 +292,27 @@ MDS_OP(layoutget)
 			mds_compound_dirty(c);
 	}
 	ext = mds_arena_calloc(&c->arena, nmax, sizeof(*ext));
-	if (!ext)
-		return NFS4ERR_RESOURCE;
-	rc = map_extents(c, ino.fileid, iomode, a->loga_layout_type, &w, nmax, ext, &n, &covered);
+	if (!ext) {
+		st = NFS4ERR_RESOURCE;
+		goto fail_undo;
+	}
+	rc = map_extents(c, ino.fileid, iomode, t, &w, nmax, ext, &n, &covered);
 	if (rc) {
-		if (allocated)
-			undo_alloc(srv, f, w.off, w.end);
-		return mds_errno_to_nfs(rc);
+		st = mds_errno_to_nfs(rc);
+		goto fail_undo;
 	}
 	if (covered < w.need_end || n == 0) {
 		/* The extents the client must have do not fit in what it can take. */
-		if (allocated)
-			undo_alloc(srv, f, w.off, w.end);
-		return a->loga_maxcount < room ? NFS4ERR_TOOSMALL : NFS4ERR_REP_TOO_BIG;
+		st = a->loga_maxcount < room ? NFS4ERR_TOOSMALL : NFS4ERR_REP_TOO_BIG;
+		goto fail_undo;
 	}
 	if (allocated && covered < w.end)
 		undo_alloc(srv, f, covered, w.end);
 	if (!ls) {
 		ls = mds_lo_new(srv, c->clp, f, a->loga_layout_type);
 		if (!ls) {
-			if (allocated)
-				undo_alloc(srv, f, w.off, w.end);
-			return NFS4ERR_RESOURCE;
+			st = NFS4ERR_RESOURCE;
+			goto fail_undo;
 		}
 	} else {
 		mds_stateid_bump(ls->st);
@@ -351,11 +320,8 @@ MDS_OP(layoutget)
 	rc = mds_lo_set_add(iomode == LAYOUTIOMODE4_RW ? &ls->rw : &ls->rd, w.off, covered);
 	l = mds_arena_calloc(&c->arena, 1, sizeof(*l));
 	if (rc || !l || encode_layout(c, a->loga_layout_type, ext, n, &l->lo_content) != 0) {
-		if (!mds_lo_holds(ls))
-			mds_lo_discard(srv, ls);
-		if (allocated)
-			undo_alloc(srv, f, w.off, w.end);
-		return NFS4ERR_RESOURCE;
+		st = NFS4ERR_RESOURCE;
+		goto fail_discard;
 	}
 	l->lo_offset = w.off;
 	l->lo_length = covered - w.off;
@@ -365,69 +331,102 @@ MDS_OP(layoutget)
 	ok->logr_layout.logr_layout_len = 1;
 	ok->logr_layout.logr_layout_val = l;
 	mds_sid_set_current(c, ls->st);
-	lo->stats.granted[type_index(a->loga_layout_type)][iomode == LAYOUTIOMODE4_RW]++;
-	if (a->loga_layout_type == LAYOUT4_SCSI)
-		c->clp->scsi_layout_given = 1;
+	lo->stats.granted[t->index][iomode == LAYOUTIOMODE4_RW]++;
+	if (t->granted)
+		t->granted(c->clp);
 	lo->stats.granted_bytes += covered - w.off;
 	return NFS4_OK;
+
+fail_discard:
+	if (!mds_lo_holds(ls))
+		mds_lo_discard(srv, ls);
+fail_undo:
+	/* what this LAYOUTGET allocated and could not hand out goes back */
+	if (allocated)
+		undo_alloc(srv, f, w.off, w.end);
+	return st;
 }
 
 /* ---- LAYOUTCOMMIT ----------------------------------------------------------------------------- */
 
-/* The ranges a layoutupdate says were written (block: extents, SCSI: ranges), rounded out to
- * whole blocks, after the checks both types share. */
-struct lc_range {
-	uint64_t off, len, soff;
-	int have_soff;
-};
+/* RFC 8154 §2.4.2: a SCSI layoutupdate lists the ranges written; the map has their volume
+ * offsets. */
+nfsstat4 mds_lo_scsi_decode_update(struct mds_server *srv, const struct mds_lo_type *t, struct mds_arena *arena,
+				   const layoutupdate4 *u, struct mds_lo_written **out, size_t *n)
+{
+	pnfs_scsi_layoutupdate4 su;
+	struct mds_lo_written *v;
+	size_t cnt;
 
-static nfsstat4 decode_update(struct mds_compound *c, const layoutupdate4 *u, struct lc_range **out, size_t *n)
+	(void)srv;
+	(void)t;
+	memset(&su, 0, sizeof(su));
+	if (proto_scsi_layoutupdate_decode(u, &su) != 0)
+		return NFS4ERR_BADLAYOUT;
+	cnt = su.slu_commit_list.slu_commit_list_len;
+	v = mds_arena_calloc(arena, cnt ? cnt : 1, sizeof(*v));
+	for (size_t i = 0; v && i < cnt; i++) {
+		v[i].off = su.slu_commit_list.slu_commit_list_val[i].sr_file_offset;
+		v[i].len = su.slu_commit_list.slu_commit_list_val[i].sr_length;
+	}
+	proto_scsi_layoutupdate_free(&su);
+	*out = v;
+	*n = cnt;
+	return NFS4_OK;
+}
+
+/* RFC 5663 §2.3.2: the client commits what it wrote, as READ_WRITE_DATA extents on our volume. */
+nfsstat4 mds_lo_block_decode_update(struct mds_server *srv, const struct mds_lo_type *t, struct mds_arena *arena,
+				    const layoutupdate4 *u, struct mds_lo_written **out, size_t *n)
+{
+	pnfs_block_layoutupdate4 bu;
+	struct mds_lo_written *v;
+	size_t cnt;
+	nfsstat4 st = NFS4_OK;
+
+	memset(&bu, 0, sizeof(bu));
+	if (proto_block_layoutupdate_decode(u, &bu) != 0)
+		return NFS4ERR_BADLAYOUT;
+	cnt = bu.blu_commit_list.blu_commit_list_len;
+	v = mds_arena_calloc(arena, cnt ? cnt : 1, sizeof(*v));
+	for (size_t i = 0; v && i < cnt; i++) {
+		const pnfs_block_extent4 *e = &bu.blu_commit_list.blu_commit_list_val[i];
+		if (e->bex_state != PNFS_BLOCK_READ_WRITE_DATA ||
+		    memcmp(e->bex_vol_id, mds_lo_devid(srv, t), NFS4_DEVICEID4_SIZE) != 0) {
+			st = NFS4ERR_BADLAYOUT;
+			goto out;
+		}
+		v[i].off = e->bex_file_offset;
+		v[i].len = e->bex_length;
+		v[i].soff = e->bex_storage_offset;
+		v[i].have_soff = 1;
+	}
+	*out = v;
+	*n = cnt;
+out:
+	proto_block_layoutupdate_free(&bu);
+	return st;
+}
+
+/* The ranges a layoutupdate says were written, rounded out to whole blocks, after the checks
+ * both types share. */
+static nfsstat4 decode_update(struct mds_compound *c, const struct mds_lo_type *t, const layoutupdate4 *u,
+			      struct mds_lo_written **out, size_t *n)
 {
 	struct mds_server *srv = c->srv;
 	uint64_t bs = srv->block_bytes;
-	struct lc_range *v = NULL;
+	struct mds_lo_written *v = NULL;
 	size_t cnt = 0;
+	nfsstat4 st;
 
 	*out = NULL;
 	*n = 0;
 	/* An empty body: nothing written, only size and time to update. */
 	if (u->lou_body.lou_body_len == 0)
 		return NFS4_OK;
-	if (u->lou_type == LAYOUT4_SCSI) {
-		pnfs_scsi_layoutupdate4 su;
-		memset(&su, 0, sizeof(su));
-		if (proto_scsi_layoutupdate_decode(u, &su) != 0)
-			return NFS4ERR_BADLAYOUT;
-		cnt = su.slu_commit_list.slu_commit_list_len;
-		v = mds_arena_calloc(&c->arena, cnt ? cnt : 1, sizeof(*v));
-		for (size_t i = 0; v && i < cnt; i++) {
-			v[i].off = su.slu_commit_list.slu_commit_list_val[i].sr_file_offset;
-			v[i].len = su.slu_commit_list.slu_commit_list_val[i].sr_length;
-		}
-		proto_scsi_layoutupdate_free(&su);
-	} else {
-		pnfs_block_layoutupdate4 bu;
-		memset(&bu, 0, sizeof(bu));
-		if (proto_block_layoutupdate_decode(u, &bu) != 0)
-			return NFS4ERR_BADLAYOUT;
-		cnt = bu.blu_commit_list.blu_commit_list_len;
-		v = mds_arena_calloc(&c->arena, cnt ? cnt : 1, sizeof(*v));
-		for (size_t i = 0; v && i < cnt; i++) {
-			const pnfs_block_extent4 *e = &bu.blu_commit_list.blu_commit_list_val[i];
-			/* RFC 5663 §2.3.2: the client commits what it wrote, as READ_WRITE_DATA, on our
-			 * volume. */
-			if (e->bex_state != PNFS_BLOCK_READ_WRITE_DATA ||
-			    mds_lo_devid_type(srv, (const unsigned char *)e->bex_vol_id) != LAYOUT4_BLOCK_VOLUME) {
-				proto_block_layoutupdate_free(&bu);
-				return NFS4ERR_BADLAYOUT;
-			}
-			v[i].off = e->bex_file_offset;
-			v[i].len = e->bex_length;
-			v[i].soff = e->bex_storage_offset;
-			v[i].have_soff = 1;
-		}
-		proto_block_layoutupdate_free(&bu);
-	}
+	st = t->decode_update(srv, t, &c->arena, u, &v, &cnt);
+	if (st)
+		return st;
 	if (!v)
 		return NFS4ERR_RESOURCE;
 	for (size_t i = 0; i < cnt; i++) {
@@ -449,7 +448,7 @@ static nfsstat4 decode_update(struct mds_compound *c, const layoutupdate4 *u, st
 /* Make the allocated parts of [off, off+len) READ_WRITE_DATA, with the volume offsets the map
  * has (a client's storage offset only has to agree where it says something). Holes (blocks
  * that left the file meanwhile, e.g. by a truncate) are skipped. */
-static int commit_range(struct mds_compound *c, uint64_t fileid, const struct lc_range *r, uint64_t *bytes)
+static int commit_range(struct mds_compound *c, uint64_t fileid, const struct mds_lo_written *r, uint64_t *bytes)
 {
 	struct mds_extent pieces[64];
 	uint64_t off = r->off, end = r->off + r->len;
@@ -490,7 +489,8 @@ MDS_OP(layoutcommit)
 	struct mds_server *srv = c->srv;
 	struct mds_layouts *lo = srv->layouts;
 	struct mds_inode ino, after;
-	struct lc_range *ranges;
+	const struct mds_lo_type *t;
+	struct mds_lo_written *ranges;
 	struct mds_lo_state *ls = NULL;
 	struct mds_time mt, *mtp = NULL;
 	uint64_t end = 0, bytes = 0, range_end;
@@ -503,7 +503,8 @@ MDS_OP(layoutcommit)
 	st = mds_cfh_inode(c, &ino);
 	if (st)
 		return st;
-	if (!type_offered(srv, a->loca_layoutupdate.lou_type))
+	t = mds_lo_type_offered(srv, a->loca_layoutupdate.lou_type);
+	if (!t)
 		return NFS4ERR_UNKNOWN_LAYOUTTYPE;
 	if (ino.type != MDS_FT_REG)
 		return NFS4ERR_LAYOUTUNAVAILABLE;
@@ -546,7 +547,7 @@ MDS_OP(layoutcommit)
 			return mds_lo_set_overlaps(&ls->rd, a->loca_offset, range_end) ? NFS4ERR_BADIOMODE
 											: NFS4ERR_BADLAYOUT;
 	}
-	st = decode_update(c, &a->loca_layoutupdate, &ranges, &n);
+	st = decode_update(c, t, &a->loca_layoutupdate, &ranges, &n);
 	if (st)
 		return st;
 	/* Only what the client's RW layout covers may be committed. */
@@ -688,7 +689,7 @@ MDS_OP(layoutreturn)
 
 	if (!c->clp)
 		return NFS4ERR_OP_NOT_IN_SESSION;
-	if (!type_offered(srv, a->lora_layout_type))
+	if (!mds_lo_type_offered(srv, a->lora_layout_type))
 		return NFS4ERR_UNKNOWN_LAYOUTTYPE;
 	if (a->lora_iomode != LAYOUTIOMODE4_READ && a->lora_iomode != LAYOUTIOMODE4_RW &&
 	    a->lora_iomode != LAYOUTIOMODE4_ANY)
@@ -728,19 +729,19 @@ MDS_OP(getdeviceinfo)
 	GETDEVICEINFO4resok *ok = &r->GETDEVICEINFO4res_u.gdir_resok4;
 	struct mds_server *srv = c->srv;
 	device_addr4 *da = &ok->gdir_device_addr;
-	layouttype4 t;
+	const struct mds_lo_type *t;
 	uint32_t *words;
 	size_t need;
 	int rc;
 
 	if (!c->clp)
 		return NFS4ERR_OP_NOT_IN_SESSION;
-	if (!type_offered(srv, a->gdia_layout_type))
+	if (!mds_lo_type_offered(srv, a->gdia_layout_type))
 		return NFS4ERR_UNKNOWN_LAYOUTTYPE;
-	t = mds_lo_devid_type(srv, (const unsigned char *)a->gdia_device_id);
+	t = mds_lo_type_of_devid(srv, (const unsigned char *)a->gdia_device_id);
 	if (!t)
 		return NFS4ERR_NOENT; /* not ours, or of an earlier server instance */
-	if (t != a->gdia_layout_type)
+	if (t->type != a->gdia_layout_type)
 		return NFS4ERR_INVAL;
 	/* The device never changes while the server runs, so both notifications can be promised:
 	 * there is never anything to notify. */
@@ -752,10 +753,10 @@ MDS_OP(getdeviceinfo)
 	ok->gdir_notification.bitmap4_val = words;
 	if (a->gdia_maxcount == 0) {
 		/* Only the notification bits (RFC 8881 §18.40.3): no address. */
-		da->da_layout_type = t;
+		da->da_layout_type = t->type;
 		return NFS4_OK;
 	}
-	rc = mds_lo_dev_addr(srv, t, c->clp, da);
+	rc = t->dev_addr(srv, c->clp, da);
 	if (rc == -EAGAIN)
 		return NFS4ERR_DELAY;
 	if (rc)
@@ -780,11 +781,13 @@ MDS_OP(getdevicelist)
 	GETDEVICELIST4resok *ok = &res->nfs_resop4_u.opgetdevicelist.GETDEVICELIST4res_u.gdlr_resok4;
 	struct mds_server *srv = c->srv;
 	unsigned char verf[NFS4_VERIFIER_SIZE];
+	const struct mds_lo_type *t;
 	deviceid4 *ids;
 
 	if (!c->clp)
 		return NFS4ERR_OP_NOT_IN_SESSION;
-	if (!type_offered(srv, a->gdla_layout_type))
+	t = mds_lo_type_offered(srv, a->gdla_layout_type);
+	if (!t)
 		return NFS4ERR_UNKNOWN_LAYOUTTYPE;
 	if (a->gdla_maxdevices == 0)
 		return NFS4ERR_INVAL;
@@ -805,7 +808,7 @@ MDS_OP(getdevicelist)
 	ids = mds_arena_calloc(&c->arena, 1, sizeof(*ids));
 	if (!ids)
 		return NFS4ERR_RESOURCE;
-	memcpy(ids[0], mds_lo_devid(srv, a->gdla_layout_type), NFS4_DEVICEID4_SIZE);
+	memcpy(ids[0], mds_lo_devid(srv, t), NFS4_DEVICEID4_SIZE);
 	ok->gdlr_deviceid_list.gdlr_deviceid_list_len = 1;
 	ok->gdlr_deviceid_list.gdlr_deviceid_list_val = ids;
 	return NFS4_OK;

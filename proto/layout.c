@@ -389,3 +389,134 @@ void proto_scsi_deviceaddr_free(pnfs_scsi_deviceaddr4 *da)
 {
 	xdr_free((xdrproc_t)xdr_pnfs_scsi_deviceaddr4, (char *)da);
 }
+
+/* ---- either layout type ----------------------------------------------------------------------- */
+
+static int block_extents_encode(const struct proto_extent *e, size_t n, layout_content4 *out)
+{
+	pnfs_block_extent4 *v = calloc(n ? n : 1, sizeof(*v));
+	pnfs_block_layout4 bl;
+	int ret;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(v[i].bex_vol_id, e[i].vol_id, NFS4_DEVICEID4_SIZE);
+		v[i].bex_file_offset = e[i].file_offset;
+		v[i].bex_length = e[i].length;
+		v[i].bex_storage_offset = e[i].storage_offset;
+		v[i].bex_state = (pnfs_block_extent_state4)e[i].state;
+	}
+	bl.blo_extents.blo_extents_len = (u_int)n;
+	bl.blo_extents.blo_extents_val = v;
+	ret = proto_block_layout_encode(&bl, out);
+	free(v);
+	return ret;
+}
+
+static int scsi_extents_encode(const struct proto_extent *e, size_t n, layout_content4 *out)
+{
+	pnfs_scsi_extent4 *v = calloc(n ? n : 1, sizeof(*v));
+	pnfs_scsi_layout4 sl;
+	int ret;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		memcpy(v[i].se_vol_id, e[i].vol_id, NFS4_DEVICEID4_SIZE);
+		v[i].se_file_offset = e[i].file_offset;
+		v[i].se_length = e[i].length;
+		v[i].se_storage_offset = e[i].storage_offset;
+		v[i].se_state = (pnfs_scsi_extent_state4)e[i].state;
+	}
+	sl.sl_extents.sl_extents_len = (u_int)n;
+	sl.sl_extents.sl_extents_val = v;
+	ret = proto_scsi_layout_encode(&sl, out);
+	free(v);
+	return ret;
+}
+
+static int block_extents_decode(const layout_content4 *in, struct proto_extent **out, size_t *n)
+{
+	pnfs_block_layout4 bl;
+	struct proto_extent *e;
+	int ret;
+
+	memset(&bl, 0, sizeof(bl));
+	ret = proto_block_layout_decode(in, &bl);
+	if (ret)
+		return ret;
+	*n = bl.blo_extents.blo_extents_len;
+	e = calloc(*n ? *n : 1, sizeof(*e));
+	for (size_t i = 0; e && i < *n; i++) {
+		const pnfs_block_extent4 *x = &bl.blo_extents.blo_extents_val[i];
+		memcpy(e[i].vol_id, x->bex_vol_id, NFS4_DEVICEID4_SIZE);
+		e[i].file_offset = x->bex_file_offset;
+		e[i].length = x->bex_length;
+		e[i].storage_offset = x->bex_storage_offset;
+		e[i].state = (uint32_t)x->bex_state;
+	}
+	proto_block_layout_free(&bl);
+	*out = e;
+	return e ? 0 : -ENOMEM;
+}
+
+static int scsi_extents_decode(const layout_content4 *in, struct proto_extent **out, size_t *n)
+{
+	pnfs_scsi_layout4 sl;
+	struct proto_extent *e;
+	int ret;
+
+	memset(&sl, 0, sizeof(sl));
+	ret = proto_scsi_layout_decode(in, &sl);
+	if (ret)
+		return ret;
+	*n = sl.sl_extents.sl_extents_len;
+	e = calloc(*n ? *n : 1, sizeof(*e));
+	for (size_t i = 0; e && i < *n; i++) {
+		const pnfs_scsi_extent4 *x = &sl.sl_extents.sl_extents_val[i];
+		memcpy(e[i].vol_id, x->se_vol_id, NFS4_DEVICEID4_SIZE);
+		e[i].file_offset = x->se_file_offset;
+		e[i].length = x->se_length;
+		e[i].storage_offset = x->se_storage_offset;
+		e[i].state = (uint32_t)x->se_state;
+	}
+	proto_scsi_layout_free(&sl);
+	*out = e;
+	return e ? 0 : -ENOMEM;
+}
+
+/* What differs between the layout types in a layout body: only the rpcgen types it is spelled in. */
+static const struct layout_codec {
+	layouttype4 type;
+	int (*encode)(const struct proto_extent *e, size_t n, layout_content4 *out);
+	int (*decode)(const layout_content4 *in, struct proto_extent **e, size_t *n);
+} layout_codecs[] = {
+	{ LAYOUT4_BLOCK_VOLUME, block_extents_encode, block_extents_decode },
+	{ LAYOUT4_SCSI, scsi_extents_encode, scsi_extents_decode },
+};
+
+static const struct layout_codec *codec_of(layouttype4 type)
+{
+	for (size_t i = 0; i < sizeof(layout_codecs) / sizeof(layout_codecs[0]); i++)
+		if (layout_codecs[i].type == type)
+			return &layout_codecs[i];
+	return NULL;
+}
+
+int proto_layout_extents_encode(layouttype4 type, const struct proto_extent *e, size_t n, layout_content4 *out)
+{
+	const struct layout_codec *k = codec_of(type);
+
+	memset(out, 0, sizeof(*out));
+	return k ? k->encode(e, n, out) : -EINVAL;
+}
+
+int proto_layout_extents_decode(const layout_content4 *in, struct proto_extent **e, size_t *n)
+{
+	const struct layout_codec *k = codec_of(in->loc_type);
+
+	*e = NULL;
+	*n = 0;
+	return k ? k->decode(in, e, n) : -EINVAL;
+}

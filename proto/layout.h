@@ -48,6 +48,26 @@ int proto_scsi_layoutupdate_encode(const pnfs_scsi_layoutupdate4 *lu, layoutupda
 int proto_scsi_layoutupdate_decode(const layoutupdate4 *in, pnfs_scsi_layoutupdate4 *out);
 void proto_scsi_layoutupdate_free(pnfs_scsi_layoutupdate4 *lu);
 
+/*
+ * One decoded extent for either layout type: RFC 8154's pnfs_scsi_extent4 has the fields, states
+ * and wire shape of RFC 5663's pnfs_block_extent4, so callers work on this and name the layout type
+ * only when encoding. state is a pnfs_block_extent_state4 (the SCSI states have the same values).
+ */
+struct proto_extent {
+	unsigned char vol_id[NFS4_DEVICEID4_SIZE];
+	uint64_t file_offset, length, storage_offset;
+	uint32_t state;
+};
+
+/* A layout_content4 of type (LAYOUT4_BLOCK_VOLUME or LAYOUT4_SCSI) carrying e[0..n); the caller
+ * frees out with proto_layout_content_free(). 0, -EINVAL (another layout type, a state out of
+ * range, over the cap), -ENOMEM. */
+int proto_layout_extents_encode(layouttype4 type, const struct proto_extent *e, size_t n, layout_content4 *out);
+/* The extents of a block or SCSI layout_content4: *e (caller frees with free(), never NULL on
+ * success) and *n. The errors of the typed decoders above; -EINVAL for a layout type we do not
+ * speak. */
+int proto_layout_extents_decode(const layout_content4 *in, struct proto_extent **e, size_t *n);
+
 /* Free the bodies the encoders allocated. */
 void proto_layout_content_free(layout_content4 *c);
 void proto_device_addr_free(device_addr4 *d);
