@@ -350,78 +350,234 @@ static void test_merge_and_limits(void)
 	free(l);
 }
 
-static void test_bad_arguments(void)
-{
-	struct nc *c = client("lo-args");
-	struct nc_fh fh, ro, root, dir;
-	stateid4 open, rosid;
-	struct lt_layout *l = calloc(1, sizeof(*l));
+/* Argument errors, one case each. A case opens its own file (named after the case) on its own
+ * client; args_rw_layout adds an RW layout of the first 8 KiB with its extents as written. */
+struct args_case {
+	struct nc *c;
+	struct nc_fh root, fh;
+	stateid4 open;
+	struct lt_layout *l;
 	pnfs_block_extent4 ext[4];
+};
+
+static void args_open(struct args_case *a, const char *name)
+{
+	char owner[64];
+
+	memset(a, 0, sizeof(*a));
+	snprintf(owner, sizeof(owner), "lo-args-%s", name);
+	a->c = client(owner);
+	a->l = calloc(1, sizeof(*a->l));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a->c);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a->l);
+	CU_ASSERT_EQUAL_FATAL(nc_rootfh(a->c, &a->root), 0);
+	create(a->c, name, OPEN4_SHARE_ACCESS_BOTH, &a->fh, &a->open);
+}
+
+static void args_rw_layout(struct args_case *a)
+{
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a->c, &a->fh, BLK, RW, 0, 8192, 8192, &a->open, MAXC, a->l), 0);
+	as_written(a->l, a->ext);
+}
+
+static void args_close(struct args_case *a)
+{
+	nc_close(a->c, &a->fh, &a->open);
+	nc_free(a->c);
+	free(a->l);
+}
+
+static void test_layoutget_bad_range(void)
+{
+	struct args_case a;
+
+	args_open(&a, "args-range");
+	/* length 0, minlength beyond length, a range past the end of offsets */
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, BLK, RW, 0, 0, 0, &a.open, MAXC, a.l), NFS4ERR_INVAL);
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, BLK, RW, 0, 4096, 8192, &a.open, MAXC, a.l), NFS4ERR_INVAL);
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, BLK, RW, NFS4_UINT64_MAX - 10, 4096, 0, &a.open, MAXC, a.l),
+			NFS4ERR_INVAL);
+	args_close(&a);
+}
+
+static void test_layoutget_iomode_any(void)
+{
+	struct args_case a;
+
+	args_open(&a, "args-any");
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, BLK, ANY, 0, 4096, 0, &a.open, MAXC, a.l), NFS4ERR_BADIOMODE);
+	args_close(&a);
+}
+
+static void test_layoutget_unknown_type(void)
+{
+	struct args_case a;
+
+	args_open(&a, "args-type");
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, LAYOUT4_NFSV4_1_FILES, RW, 0, 4096, 0, &a.open, MAXC, a.l),
+			NFS4ERR_UNKNOWN_LAYOUTTYPE);
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, LAYOUT4_FLEX_FILES, RW, 0, 4096, 0, &a.open, MAXC, a.l),
+			NFS4ERR_UNKNOWN_LAYOUTTYPE);
+	args_close(&a);
+}
+
+/* Not a regular file: no layouts. */
+static void test_layoutget_directory(void)
+{
+	struct args_case a;
+	struct nc_fh dir;
+
+	args_open(&a, "args-dir-file");
+	CU_ASSERT_EQUAL_FATAL(nc_mkdir(a.c, &a.root, "args-dir", 0755, &dir), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &dir, BLK, RD, 0, 4096, 0, &a.open, MAXC, a.l), NFS4ERR_LAYOUTUNAVAILABLE);
+	args_close(&a);
+}
+
+/* Opened for reading: READ layouts only, and LAYOUTCOMMIT needs an RW layout covering what it
+ * commits. */
+static void test_read_open_read_layouts_only(void)
+{
+	struct args_case a;
+	struct nc_fh ro;
+	stateid4 rosid;
 	int present;
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-	create(c, "args", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 0, 0, &open, MAXC, l), NFS4ERR_INVAL);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 8192, &open, MAXC, l), NFS4ERR_INVAL);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, NFS4_UINT64_MAX - 10, 4096, 0, &open, MAXC, l), NFS4ERR_INVAL);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, ANY, 0, 4096, 0, &open, MAXC, l), NFS4ERR_BADIOMODE);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, LAYOUT4_NFSV4_1_FILES, RW, 0, 4096, 0, &open, MAXC, l),
+	args_open(&a, "args-ro");
+	CU_ASSERT_EQUAL_FATAL(nc_close(a.c, &a.fh, &a.open), 0);
+	CU_ASSERT_EQUAL_FATAL(nc_open(a.c, &a.root, "args-ro", 0, OPEN4_SHARE_ACCESS_READ, 0, &ro, &rosid), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &ro, BLK, RW, 0, 4096, 0, &rosid, MAXC, a.l), NFS4ERR_OPENMODE);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a.c, &ro, BLK, RD, 0, 4096, 0, &rosid, MAXC, a.l), 0);
+	a.ext[0] = a.l->ext[0];
+	a.ext[0].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
+	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &ro, BLK, &a.l->sid, 0, 4096, 4095, a.ext, 1, 0, 0, NULL),
+			NFS4ERR_BADIOMODE);
+	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &ro, BLK, &rosid, 0, 4096, 4095, a.ext, 1, 0, 0, NULL),
+			NFS4ERR_BADLAYOUT);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &ro, BLK, ANY, 0, NFS4_UINT64_MAX, &a.l->sid, &present), 0);
+	CU_ASSERT_EQUAL(nc_close(a.c, &ro, &rosid), 0);
+	nc_free(a.c);
+	free(a.l);
+}
+
+static void test_layoutcommit_outside_layout(void)
+{
+	struct args_case a;
+	pnfs_block_extent4 e;
+
+	args_open(&a, "args-outside");
+	args_rw_layout(&a);
+	e = a.ext[0];
+	e.bex_file_offset = 1 << 20;
+	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &a.fh, BLK, &a.l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL),
+			NFS4ERR_BADLAYOUT);
+	args_close(&a);
+}
+
+static void test_layoutcommit_not_written_state(void)
+{
+	struct args_case a;
+	pnfs_block_extent4 e;
+
+	args_open(&a, "args-state");
+	args_rw_layout(&a);
+	e = a.ext[0];
+	e.bex_state = PNFS_BLOCK_INVALID_DATA;
+	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &a.fh, BLK, &a.l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL),
+			NFS4ERR_BADLAYOUT);
+	args_close(&a);
+}
+
+static void test_layoutcommit_other_device(void)
+{
+	struct args_case a;
+	pnfs_block_extent4 e;
+
+	args_open(&a, "args-device");
+	args_rw_layout(&a);
+	e = a.ext[0];
+	e.bex_vol_id[3] ^= 1;
+	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &a.fh, BLK, &a.l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL),
+			NFS4ERR_BADLAYOUT);
+	args_close(&a);
+}
+
+/* The last write outside the range committed. */
+static void test_layoutcommit_last_write_outside(void)
+{
+	struct args_case a;
+
+	args_open(&a, "args-lastwrite");
+	args_rw_layout(&a);
+	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &a.fh, BLK, &a.l->sid, 0, 8192, 9000, a.ext, a.l->n, 0, 0, NULL),
+			NFS4ERR_INVAL);
+	args_close(&a);
+}
+
+static void test_layoutreturn_bad_iomode(void)
+{
+	struct args_case a;
+	int present;
+
+	args_open(&a, "args-ret-iomode");
+	args_rw_layout(&a);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &a.fh, BLK, 7, 0, 4096, &a.l->sid, &present), NFS4ERR_INVAL);
+	args_close(&a);
+}
+
+static void test_layoutreturn_empty_range(void)
+{
+	struct args_case a;
+	int present;
+
+	args_open(&a, "args-ret-range");
+	args_rw_layout(&a);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &a.fh, BLK, RW, 0, 0, &a.l->sid, &present), NFS4ERR_INVAL);
+	args_close(&a);
+}
+
+/* A layout stateid given with another file, and an open stateid where a layout stateid belongs. */
+static void test_layoutreturn_wrong_stateid(void)
+{
+	struct args_case a;
+	struct nc_fh dir;
+	int present;
+
+	args_open(&a, "args-ret-sid");
+	args_rw_layout(&a);
+	CU_ASSERT_EQUAL_FATAL(nc_mkdir(a.c, &a.root, "args-ret-sid-dir", 0755, &dir), 0);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &dir, BLK, RW, 0, 4096, &a.l->sid, &present),
+			NFS4ERR_BAD_STATEID);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &a.fh, BLK, RW, 0, 4096, &a.open, &present), NFS4ERR_BAD_STATEID);
+	args_close(&a);
+}
+
+/* GETDEVICEINFO of our device with a layout type it does not have. */
+static void test_getdeviceinfo_wrong_type(void)
+{
+	struct args_case a;
+	unsigned char devid[NFS4_DEVICEID4_SIZE];
+
+	args_open(&a, "args-gdi-type");
+	args_rw_layout(&a);
+	memcpy(devid, a.l->ext[0].bex_vol_id, sizeof(devid));
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(a.c, devid, LAYOUT4_NFSV4_1_FILES, 4096, 0, NULL, NULL, NULL),
 			NFS4ERR_UNKNOWN_LAYOUTTYPE);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, LAYOUT4_FLEX_FILES, RW, 0, 4096, 0, &open, MAXC, l),
-			NFS4ERR_UNKNOWN_LAYOUTTYPE);
-	/* Not a regular file: no layouts. */
-	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
-	CU_ASSERT_EQUAL_FATAL(nc_mkdir(c, &root, "args-dir", 0755, &dir), 0);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &dir, BLK, RD, 0, 4096, 0, &open, MAXC, l), NFS4ERR_LAYOUTUNAVAILABLE);
-	/* Opened for reading: READ layouts only. */
-	CU_ASSERT_EQUAL_FATAL(nc_close(c, &fh, &open), 0);
-	CU_ASSERT_EQUAL_FATAL(nc_open(c, &root, "args", 0, OPEN4_SHARE_ACCESS_READ, 0, &ro, &rosid), 0);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &ro, BLK, RW, 0, 4096, 0, &rosid, MAXC, l), NFS4ERR_OPENMODE);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &ro, BLK, RD, 0, 4096, 0, &rosid, MAXC, l), 0);
-	/* LAYOUTCOMMIT needs an RW layout covering what it commits. */
-	ext[0] = l->ext[0];
-	ext[0].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &ro, BLK, &l->sid, 0, 4096, 4095, ext, 1, 0, 0, NULL), NFS4ERR_BADIOMODE);
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &ro, BLK, &rosid, 0, 4096, 4095, ext, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &ro, BLK, ANY, 0, NFS4_UINT64_MAX, &l->sid, &present), 0);
-	CU_ASSERT_EQUAL(nc_close(c, &ro, &rosid), 0);
-	CU_ASSERT_EQUAL_FATAL(nc_open(c, &root, "args", 0, OPEN4_SHARE_ACCESS_BOTH, 0, &fh, &open), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 8192, 8192, &open, MAXC, l), 0);
-	as_written(l, ext);
-	{
-		pnfs_block_extent4 e = ext[0];
-		/* outside the layout */
-		e.bex_file_offset = 1 << 20;
-		CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
-		/* not READ_WRITE_DATA */
-		e = ext[0];
-		e.bex_state = PNFS_BLOCK_INVALID_DATA;
-		CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
-		/* another device */
-		e = ext[0];
-		e.bex_vol_id[3] ^= 1;
-		CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
-	}
-	/* the last write outside the range committed */
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 9000, ext, l->n, 0, 0, NULL), NFS4ERR_INVAL);
-	/* LAYOUTRETURN: bad iomode and range, stateid of another file */
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, 7, 0, 4096, &l->sid, &present), NFS4ERR_INVAL);
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, RW, 0, 0, &l->sid, &present), NFS4ERR_INVAL);
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &dir, BLK, RW, 0, 4096, &l->sid, &present), NFS4ERR_BAD_STATEID);
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, RW, 0, 4096, &open, &present), NFS4ERR_BAD_STATEID);
-	/* GETDEVICEINFO of something that is not ours, or not of that type */
-	{
-		unsigned char devid[NFS4_DEVICEID4_SIZE];
-		memcpy(devid, l->ext[0].bex_vol_id, sizeof(devid));
-		CU_ASSERT_EQUAL(lt_getdeviceinfo(c, devid, LAYOUT4_NFSV4_1_FILES, 4096, 0, NULL, NULL, NULL),
-				NFS4ERR_UNKNOWN_LAYOUTTYPE);
-		CU_ASSERT_EQUAL(lt_getdeviceinfo(c, devid, LAYOUT4_SCSI, 4096, 0, NULL, NULL, NULL), NFS4ERR_INVAL);
-		devid[15] ^= 0x77;
-		CU_ASSERT_EQUAL(lt_getdeviceinfo(c, devid, BLK, 4096, 0, NULL, NULL, NULL), NFS4ERR_NOENT);
-	}
-	nc_close(c, &fh, &open);
-	nc_free(c);
-	free(l);
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(a.c, devid, LAYOUT4_SCSI, 4096, 0, NULL, NULL, NULL), NFS4ERR_INVAL);
+	args_close(&a);
+}
+
+/* GETDEVICEINFO of a device ID that is not ours. */
+static void test_getdeviceinfo_unknown_device(void)
+{
+	struct args_case a;
+	unsigned char devid[NFS4_DEVICEID4_SIZE];
+
+	args_open(&a, "args-gdi-noent");
+	args_rw_layout(&a);
+	memcpy(devid, a.l->ext[0].bex_vol_id, sizeof(devid));
+	devid[15] ^= 0x77;
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(a.c, devid, BLK, 4096, 0, NULL, NULL, NULL), NFS4ERR_NOENT);
+	args_close(&a);
 }
 
 /* ---- LAYOUTCOMMIT ------------------------------------------------------------------------------ */
@@ -918,7 +1074,20 @@ TEST_SUITE(layout_ops, "integration/layout_ops", suite_init, suite_clean,
 	   { "rw_alignment", test_rw_alignment },
 	   { "read_layouts", test_read_layouts },
 	   { "merge_and_limits", test_merge_and_limits },
-	   { "bad_arguments", test_bad_arguments },
+	   { "layoutget_bad_range", test_layoutget_bad_range },
+	   { "layoutget_iomode_any", test_layoutget_iomode_any },
+	   { "layoutget_unknown_type", test_layoutget_unknown_type },
+	   { "layoutget_directory", test_layoutget_directory },
+	   { "read_open_read_layouts_only", test_read_open_read_layouts_only },
+	   { "layoutcommit_outside_layout", test_layoutcommit_outside_layout },
+	   { "layoutcommit_not_written_state", test_layoutcommit_not_written_state },
+	   { "layoutcommit_other_device", test_layoutcommit_other_device },
+	   { "layoutcommit_last_write_outside", test_layoutcommit_last_write_outside },
+	   { "layoutreturn_bad_iomode", test_layoutreturn_bad_iomode },
+	   { "layoutreturn_empty_range", test_layoutreturn_empty_range },
+	   { "layoutreturn_wrong_stateid", test_layoutreturn_wrong_stateid },
+	   { "getdeviceinfo_wrong_type", test_getdeviceinfo_wrong_type },
+	   { "getdeviceinfo_unknown_device", test_getdeviceinfo_unknown_device },
 	   { "commit", test_commit },
 	   { "return_frees_unwritten", test_return_frees_unwritten },
 	   { "devices", test_devices },
