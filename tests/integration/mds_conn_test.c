@@ -167,7 +167,8 @@ static void test_partial_record_dropped(void)
 	struct proto_rpc_reply r;
 
 	CU_ASSERT_EQUAL(nc_send_bytes(a, mark3, sizeof(mark3)), 0);
-	CU_ASSERT_EQUAL(nc_rpc(b, NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, AUTH_NONE, NULL, 0, &r, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(nc_rpc(b, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_NULL,
+			.flavor = AUTH_NONE }, &r, NULL, NULL), 0);
 	CU_ASSERT_EQUAL(r.accept_stat, SUCCESS);
 	CU_ASSERT_EQUAL(nc_send_bytes(b, part, sizeof(part)), 0);
 	CU_ASSERT_EQUAL(nc_wait_closed(a, DROP_WAIT_MS), 1);
@@ -198,7 +199,8 @@ static void test_pings_do_not_log_in(void)
 	proto_compound_res_free(&res);
 	while (mono_ms() - t0 < DROP_WAIT_MS) {
 		struct proto_rpc_reply r;
-		rc = nc_rpc(c, NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, AUTH_SYS, NULL, 0, &r, NULL, NULL);
+		rc = nc_rpc(c, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_NULL,
+				.flavor = AUTH_SYS }, &r, NULL, NULL);
 		if (rc)
 			break;
 		CU_ASSERT_EQUAL(r.accept_stat, SUCCESS);
