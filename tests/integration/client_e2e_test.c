@@ -9,6 +9,7 @@
 #include "client/pnfs.h"
 #include "tests/client/helpers.h"
 #include "tests/harness.h"
+#include "tests/integration/wait.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
 
@@ -598,8 +599,7 @@ static void test_recall_mid_copy(void)
 		CU_ASSERT_EQUAL(done, half);
 	}
 	/* The copy holds a layout and is writing through it: wait for the grant to show. */
-	for (int i = 0; i < 1000 && mds_metric("pnfs_mds_layout_granted_bytes_total") == granted0; i++)
-		usleep(10000);
+	TW_WAIT_UNTIL(mds_metric("pnfs_mds_layout_granted_bytes_total") != granted0, 10 * 1000, 10);
 	CU_ASSERT(mds_metric("pnfs_mds_layout_granted_bytes_total") > granted0);
 	/* The other client removes the file being copied: its layout is recalled. */
 	recalls0 = mds_metric("pnfs_mds_layouts_recalled_total");
@@ -685,8 +685,7 @@ static void test_source_shrinks(void)
 	granted0 = mds_metric("pnfs_mds_layout_granted_bytes_total");
 	pid = ct_cp_start(cp_opts(INITIATOR_CP), src, url("/shrinking"), sf);
 	CU_ASSERT_FATAL(pid > 0);
-	for (int i = 0; i < 1000 && mds_metric("pnfs_mds_layout_granted_bytes_total") == granted0; i++)
-		usleep(10000);
+	TW_WAIT_UNTIL(mds_metric("pnfs_mds_layout_granted_bytes_total") != granted0, 10 * 1000, 10);
 	CU_ASSERT_EQUAL(kill(pid, SIGSTOP), 0);
 	if (waitpid(pid, &status, WNOHANG) == pid) {
 		CU_FAIL("the copy ended before its source could be cut short");
@@ -1266,8 +1265,7 @@ static int cp_path_goes_silent(struct ct_proxy *px, const char *src, const char 
 	CU_ASSERT_EQUAL_FATAL(ct_relay_opts(lab, px, INITIATOR_CP, "--io-timeout 1", opts, sizeof(opts)), 0);
 	pid = ct_cp_start(opts, src, dst, errfile);
 	CU_ASSERT_FATAL(pid > 0);
-	for (int i = 0; i < 20000 && ct_proxy_bytes(px, down) < 80 * MIB; i++)
-		usleep(500);
+	TW_WAIT_UNTIL(ct_proxy_bytes(px, down) >= 80 * MIB, 10 * 1000, 1);
 	CU_ASSERT_EQUAL(kill(pid, SIGSTOP), 0);
 	if (waitpid(pid, &status, WNOHANG) == pid) {
 		CU_FAIL("the copy ended before its path could be cut");
