@@ -612,9 +612,13 @@ static void test_watch_pid_teardown(void)
 	free(out);
 	CU_ASSERT_FATAL(pid > 0 && pid_alive(pid));
 	kill(watched, SIGKILL);
-	char state[400];
+	char state[400], lun[400], data[400];
 	snprintf(state, sizeof(state), "%s/lab.env", dir);
-	TW_WAIT_UNTIL(!(pid_alive(pid) || access(state, F_OK) == 0), 10 * 1000, 100);
+	snprintf(lun, sizeof(lun), "%s/luns.d/lun1.img", dir);
+	snprintf(data, sizeof(data), "%s/data.env", dir);
+	/* The watcher's teardown removes lab.env before the LUN files and data.env: wait for all. */
+	TW_WAIT_UNTIL(!pid_alive(pid) && access(state, F_OK) != 0 && access(lun, F_OK) != 0 && access(data, F_OK) != 0,
+		      10 * 1000, 100);
 	CU_ASSERT(!pid_alive(pid));
 	CU_ASSERT_NOT_EQUAL(access(state, F_OK), 0);
 	/* the LUN files that up made were the watched process's scratch space: gone with it */
