@@ -5,6 +5,7 @@
  * The watchdogs below only turn a hang into a failure. */
 #include "tests/harness.h"
 #include "tests/integration/mount_lab.h"
+#include "tests/integration/wait.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,13 +57,11 @@ static double now_s(void)
 /* Wait for a child up to secs; 0 with its status, -1 (child killed with SIGKILL) on a hang. */
 static int wait_bounded(pid_t pid, int secs, int *status)
 {
-	double end = now_s() + secs;
+	int ended = 0;
 
-	while (now_s() < end) {
-		if (waitpid(pid, status, WNOHANG) == pid)
-			return 0;
-		usleep(20000);
-	}
+	TW_WAIT_UNTIL(ended || (ended = waitpid(pid, status, WNOHANG) == pid), secs * 1000, 20);
+	if (ended)
+		return 0;
 	kill(pid, SIGKILL);
 	(void)waitpid(pid, status, 0);
 	return -1;
@@ -151,6 +150,25 @@ static void record(char *buf, int i)
 	test_fill_random(buf, MIB, 1000 + (uint64_t)i);
 }
 
+/* How many of the first n records of the file differ from what the writer wrote. */
+static int bad_records(const char *file, int n)
+{
+	char *buf = malloc(MIB), *back = malloc(MIB);
+	int fd = open(file, O_RDONLY), bad = 0;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FATAL(buf && back);
+	for (int i = 0; i < n; i++) {
+		record(buf, i);
+		if (pread(fd, back, MIB, (off_t)i * MIB) != MIB || memcmp(buf, back, MIB) != 0)
+			bad++;
+	}
+	close(fd);
+	free(buf);
+	free(back);
+	return bad;
+}
+
 /* pnfs-mds killed (SIGKILL) under a writer of 1 MiB records, each fsynced, and started again on the
  * same pool 1.5 s later: the writer rides through (the client retries), and every record whose
  * fsync returned reads back exactly, through the mount and through pnfs cp. */
@@ -219,32 +237,12 @@ static void test_mds_restart_under_writer(void)
 	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	CU_ASSERT_EQUAL(acked, RECORDS);
 	/* every acknowledged record, through the mount */
-	{
-		int fd = open(path, O_RDONLY), bad = 0;
-		CU_ASSERT_FATAL(fd >= 0);
-		for (int i = 0; i < acked; i++) {
-			record(buf, i);
-			if (pread(fd, back, MIB, (off_t)i * MIB) != MIB || memcmp(buf, back, MIB) != 0)
-				bad++;
-		}
-		close(fd);
-		CU_ASSERT_EQUAL(bad, 0);
-	}
+	CU_ASSERT_EQUAL(bad_records(path, acked), 0);
 	/* and through pnfs cp */
 	snprintf(local, sizeof(local), "%s/records.back", ml.dir);
 	rc = test_run(NULL, "'%s' %s cp -q %s/records '%s'", test_bin("pnfs"), ml.devs, ml.url, local);
 	CU_ASSERT_EQUAL(rc, 0);
-	{
-		int fd = open(local, O_RDONLY), bad = 0;
-		CU_ASSERT_FATAL(fd >= 0);
-		for (int i = 0; i < acked; i++) {
-			record(buf, i);
-			if (pread(fd, back, MIB, (off_t)i * MIB) != MIB || memcmp(buf, back, MIB) != 0)
-				bad++;
-		}
-		close(fd);
-		CU_ASSERT_EQUAL(bad, 0);
-	}
+	CU_ASSERT_EQUAL(bad_records(local, acked), 0);
 	unlink(local);
 	(void)unlink(path);
 	CU_ASSERT_EQUAL(umount_bounded(), 0);

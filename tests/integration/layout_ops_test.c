@@ -405,6 +405,13 @@ static void args_rw_layout(struct args_case *a)
 	as_written(a->l, a->ext);
 }
 
+/* LAYOUTCOMMIT of the first 8 KiB, last write at 4095, with the one extent e: the status. */
+static int args_commit_one(struct args_case *a, const pnfs_block_extent4 *e)
+{
+	return lt_layoutcommit(a->c, &a->fh, &(struct lt_commit){ .type = BLK, .sid = &a->l->sid, .len = 8192,
+			.last_write = 4095, .ext = e, .n = 1 });
+}
+
 static void args_close(struct args_case *a)
 {
 	nc_close(a->c, &a->fh, &a->open);
@@ -504,9 +511,7 @@ static void test_layoutcommit_outside_layout(void)
 	args_rw_layout(&a);
 	e = a.ext[0];
 	e.bex_file_offset = 1 << 20;
-	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &a.fh, &(struct lt_commit){ .type = BLK, .sid = &a.l->sid, .len = 8192,
-			.last_write = 4095, .ext = &e, .n = 1 }),
-			NFS4ERR_BADLAYOUT);
+	CU_ASSERT_EQUAL(args_commit_one(&a, &e), NFS4ERR_BADLAYOUT);
 	args_close(&a);
 }
 
@@ -519,9 +524,7 @@ static void test_layoutcommit_not_written_state(void)
 	args_rw_layout(&a);
 	e = a.ext[0];
 	e.bex_state = PNFS_BLOCK_INVALID_DATA;
-	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &a.fh, &(struct lt_commit){ .type = BLK, .sid = &a.l->sid, .len = 8192,
-			.last_write = 4095, .ext = &e, .n = 1 }),
-			NFS4ERR_BADLAYOUT);
+	CU_ASSERT_EQUAL(args_commit_one(&a, &e), NFS4ERR_BADLAYOUT);
 	args_close(&a);
 }
 
@@ -534,9 +537,7 @@ static void test_layoutcommit_other_device(void)
 	args_rw_layout(&a);
 	e = a.ext[0];
 	e.bex_vol_id[3] ^= 1;
-	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &a.fh, &(struct lt_commit){ .type = BLK, .sid = &a.l->sid, .len = 8192,
-			.last_write = 4095, .ext = &e, .n = 1 }),
-			NFS4ERR_BADLAYOUT);
+	CU_ASSERT_EQUAL(args_commit_one(&a, &e), NFS4ERR_BADLAYOUT);
 	args_close(&a);
 }
 
