@@ -352,36 +352,31 @@ static void test_special_files(void)
 	int rc;
 
 	NEED();
-	rc = test_run(&out,
-		      "M='%s'; N='%s'; bad=0\n"
-		      "mkdir $M/sp; mkfifo -m 0640 $M/sp/fifo || { echo mkfifo-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%F %%a' $N/sp/fifo)\" = 'fifo 640' ] || { echo fifo-type: $(stat -c '%%F %%a' $N/sp/fifo); bad=1; }\n"
-		      "mknod -m 0600 $M/sp/chr c 1 3 || { echo mknod-c-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%F %%a %%t %%T' $N/sp/chr)\" = 'character special file 600 1 3' ] || "
-		      "{ echo chr: $(stat -c '%%F %%a %%t %%T' $N/sp/chr); bad=1; }\n"
-		      "mknod $M/sp/blk b 7 200 || { echo mknod-b-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%F %%t %%T' $N/sp/blk)\" = 'block special file 7 c8' ] || "
-		      "{ echo blk: $(stat -c '%%F %%t %%T' $N/sp/blk); bad=1; }\n"
-		      "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' $M/sp/sock || "
-		      "{ echo bind-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%F' $N/sp/sock)\" = 'socket' ] || { echo sock: $(stat -c '%%F' $N/sp/sock); bad=1; }\n"
-		      "python3 -c 'import os,sys; os.mknod(sys.argv[1], 0o100604)' $M/sp/reg || { echo mknod-reg-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%F %%a %%s' $N/sp/reg)\" = 'regular empty file 604 0' ] || "
-		      "{ echo reg: $(stat -c '%%F %%a %%s' $N/sp/reg); bad=1; }\n"
-		      "mkfifo $M/sp/fifo 2>/dev/null && { echo fifo-made-twice; bad=1; }\n"
-		      "( echo through-the-fifo > $M/sp/fifo & ); [ \"$(timeout 20 cat $M/sp/fifo)\" = through-the-fifo ] || "
-		      "{ echo fifo-data; bad=1; }\n"
-		      "[ $(ls $N/sp | wc -l) = 5 ] || { echo ls: $(ls $N/sp); bad=1; }\n"
-		      "chown 1234:567 $M/sp/reg $M/sp/fifo || { echo chown-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%u %%g' $N/sp/reg) $(stat -c '%%u %%g' $N/sp/fifo)\" = '1234 567 1234 567' ] || "
-		      "{ echo owners: $(stat -c '%%u %%g' $N/sp/reg $N/sp/fifo); bad=1; }\n"
-		      "chgrp 89 $M/sp/reg && [ \"$(stat -c '%%u %%g' $N/sp/reg)\" = '1234 89' ] || { echo chgrp; bad=1; }\n"
-		      "echo bad=$bad\n",
-		      mnt1, mnt2);
-	if (!out || !strstr(out, "bad=0"))
-		fprintf(stderr, "\n  %s\n", out ? out : "");
-	CU_ASSERT(rc == 0 && out && strstr(out, "bad=0"));
-	free(out);
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; bad=0\n"
+				  "mkdir $M/sp; mkfifo -m 0640 $M/sp/fifo || { echo mkfifo-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%F %%a' $N/sp/fifo)\" = 'fifo 640' ] || { echo fifo-type: $(stat -c '%%F %%a' $N/sp/fifo); bad=1; }\n"
+				  "mknod -m 0600 $M/sp/chr c 1 3 || { echo mknod-c-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%F %%a %%t %%T' $N/sp/chr)\" = 'character special file 600 1 3' ] || "
+				  "{ echo chr: $(stat -c '%%F %%a %%t %%T' $N/sp/chr); bad=1; }\n"
+				  "mknod $M/sp/blk b 7 200 || { echo mknod-b-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%F %%t %%T' $N/sp/blk)\" = 'block special file 7 c8' ] || "
+				  "{ echo blk: $(stat -c '%%F %%t %%T' $N/sp/blk); bad=1; }\n"
+				  "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' $M/sp/sock || "
+				  "{ echo bind-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%F' $N/sp/sock)\" = 'socket' ] || { echo sock: $(stat -c '%%F' $N/sp/sock); bad=1; }\n"
+				  "python3 -c 'import os,sys; os.mknod(sys.argv[1], 0o100604)' $M/sp/reg || { echo mknod-reg-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%F %%a %%s' $N/sp/reg)\" = 'regular empty file 604 0' ] || "
+				  "{ echo reg: $(stat -c '%%F %%a %%s' $N/sp/reg); bad=1; }\n"
+				  "mkfifo $M/sp/fifo 2>/dev/null && { echo fifo-made-twice; bad=1; }\n"
+				  "( echo through-the-fifo > $M/sp/fifo & ); [ \"$(timeout 20 cat $M/sp/fifo)\" = through-the-fifo ] || "
+				  "{ echo fifo-data; bad=1; }\n"
+				  "[ $(ls $N/sp | wc -l) = 5 ] || { echo ls: $(ls $N/sp); bad=1; }\n"
+				  "chown 1234:567 $M/sp/reg $M/sp/fifo || { echo chown-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%u %%g' $N/sp/reg) $(stat -c '%%u %%g' $N/sp/fifo)\" = '1234 567 1234 567' ] || "
+				  "{ echo owners: $(stat -c '%%u %%g' $N/sp/reg $N/sp/fifo); bad=1; }\n"
+				  "chgrp 89 $M/sp/reg && [ \"$(stat -c '%%u %%g' $N/sp/reg)\" = '1234 89' ] || { echo chgrp; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  mnt1, mnt2));
 
 	{
 		struct pnfs_opts o;
@@ -389,7 +384,7 @@ static void test_special_files(void)
 		o.mds_io = 1;
 		CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
 	}
-	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", ml.mds->port, "/"), 0);
 	CU_ASSERT_EQUAL(pnfs_stat(ctx, "/sp/chr", &st), 0);
 	CU_ASSERT_EQUAL(st.type, PNFS_CHR);
 	CU_ASSERT_EQUAL(st.rdev_major, 1);
