@@ -76,7 +76,8 @@ static void build_chunk(struct nc *c, struct bfile *bf, uint64_t base_block, uns
 	stateid4 sid;
 	int rc, present = 0;
 
-	if ((rc = lt_layoutget(c, &bf->fh, BLK, LAYOUTIOMODE4_RW, off, len, len, &bf->open, MAXC, l)))
+	if ((rc = lt_layoutget(c, &bf->fh, &(struct lt_get){ .type = BLK, .iomode = LAYOUTIOMODE4_RW, .off = off,
+			.len = len, .minlen = len, .sid = &bf->open, .maxcount = MAXC }, l)))
 		fail("LAYOUTGET RW", rc);
 	sid = l->sid;
 	if (l->off > off || l->off + l->len < off + len)
@@ -90,8 +91,8 @@ static void build_chunk(struct nc *c, struct bfile *bf, uint64_t base_block, uns
 		if (storage_of(l, foff, &ext[i].bex_storage_offset))
 			fail("LAYOUTGET RW: a block of the chunk is not INVALID_DATA", -EPROTO);
 	}
-	rc = lt_layoutcommit(c, &bf->fh, BLK, &sid, off, len, (int64_t)(off + 2ull * (k - 1) * BS + BS - 1), ext, k, 0,
-			     0, NULL);
+	rc = lt_layoutcommit(c, &bf->fh, &(struct lt_commit){ .type = BLK, .sid = &sid, .off = off, .len = len,
+			.last_write = (int64_t)(off + 2ull * (k - 1) * BS + BS - 1), .ext = ext, .n = k });
 	if (rc)
 		fail("LAYOUTCOMMIT", rc);
 	/* All of it: a stripe-aligned allocation may reach past the chunk. */
@@ -110,7 +111,8 @@ static int check_file(struct nc *c, struct bfile *bf, struct lt_layout *l)
 	int rc, present;
 
 	while (off < end) {
-		if ((rc = lt_layoutget(c, &bf->fh, BLK, LAYOUTIOMODE4_READ, off, end - off, 0, &bf->open, maxc, l)))
+		if ((rc = lt_layoutget(c, &bf->fh, &(struct lt_get){ .type = BLK, .iomode = LAYOUTIOMODE4_READ,
+				.off = off, .len = end - off, .sid = &bf->open, .maxcount = maxc }, l)))
 			fail("LAYOUTGET READ (check)", rc);
 		for (unsigned i = 0; i < l->n; i++) {
 			const pnfs_block_extent4 *e = &l->ext[i];
@@ -186,7 +188,8 @@ static double one_get(struct nc *c, struct bfile *bf, double r, const struct kin
 		off = (uint64_t)(r * (double)bf->next) * 2;
 	off *= BS;
 	t0 = benchlab_now();
-	rc = lt_layoutget(c, &bf->fh, BLK, k->iomode, off, k->len, k->len, &bf->open, MAXC, l);
+	rc = lt_layoutget(c, &bf->fh, &(struct lt_get){ .type = BLK, .iomode = k->iomode, .off = off, .len = k->len,
+			.minlen = k->len, .sid = &bf->open, .maxcount = MAXC }, l);
 	t = benchlab_now() - t0;
 	if (rc)
 		fail(k->iomode == LAYOUTIOMODE4_RW ? "LAYOUTGET RW" : "LAYOUTGET READ", rc);

@@ -5,6 +5,7 @@
  * target is killed under it fails with a reason, never by SIGPIPE. */
 #include "tests/blkmap/helpers.h"
 #include "tests/harness.h"
+#include "tests/integration/wait.h"
 #include "tests/integration/lab_stripe.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
@@ -341,12 +342,7 @@ static void test_target_killed_under_writer(void)
 			CU_FAIL("cannot kill the lab's tgtd");
 			break;
 		}
-		for (int i = 0; i < 6000 && !ended; i++) {
-			if (waitpid(pid, &status, WNOHANG) == pid)
-				ended = 1;
-			else
-				usleep(10000);
-		}
+		TW_WAIT_UNTIL(ended || (ended = waitpid(pid, &status, WNOHANG) == pid), 60 * 1000, 10);
 		if (!ended) {
 			kill_pid(&writer);
 			CU_FAIL("blkmap write did not end within 60 s of its target's death (1 s command timeout)");

@@ -7,6 +7,7 @@
 #include "client/pnfs.h"
 #include "tests/client/helpers.h"
 #include "tests/harness.h"
+#include "tests/integration/wait.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
 
@@ -263,8 +264,7 @@ static void test_server_dies_mid_copy(void)
 	/* through the MDS, so that the relay's bytes say how far the copy got */
 	pid = ct_cp_start("--mds-io --io-timeout 1", src, dst, errf);
 	CU_ASSERT_FATAL(pid > 0);
-	for (int i = 0; i < 2000 && ct_proxy_bytes(px, 0) < 8 * MIB; i++)
-		usleep(5000);
+	TW_WAIT_UNTIL(ct_proxy_bytes(px, 0) >= 8 * MIB, 10 * 1000, 5);
 	CU_ASSERT(ct_proxy_bytes(px, 0) >= 8 * MIB);
 	snprintf(expect, sizeof(expect), "127.0.0.1:%d: cannot connect for 1 s: ", ct_proxy_port(px));
 	ct_proxy_stop(px);

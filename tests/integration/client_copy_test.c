@@ -7,6 +7,7 @@
 #include "client/pnfs.h"
 #include "tests/client/helpers.h"
 #include "tests/harness.h"
+#include "tests/integration/wait.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
 
@@ -335,11 +336,13 @@ static void copy_signalled(struct ct_proxy *px, const char *src, const char *dst
 	snprintf(errf, sizeof(errf), "%s/sig.err", tmp);
 	pid = ct_cp_start("--mds-io", src, dst, errf);
 	CU_ASSERT_FATAL(pid > 0);
-	for (int i = 0; i < 4000 && ct_proxy_bytes(px, down) < base + 8 * MIB; i++)
-		usleep(5000);
+	TW_WAIT_UNTIL(ct_proxy_bytes(px, down) >= base + 8 * MIB, 20 * 1000, 5);
 	CU_ASSERT(ct_proxy_bytes(px, down) >= base + 8 * MIB);
 	/* no reply gets through until the signal is in: the copy cannot be done before it */
 	ct_proxy_pause(px, CT_PROXY_PAUSE_REPLIES);
+	/* Time passes on purpose, both times: requests in flight meet the paused replies before the
+	 * signal, and the copy takes the signal before any reply arrives; neither shows outside the
+	 * process, so there is nothing to wait on. */
 	usleep(100000);
 	kill(pid, sig);
 	usleep(100000);
@@ -575,6 +578,7 @@ static void test_fifo_source(void)
 		CU_ASSERT_FATAL(w >= 0);
 		if (w == 0) {
 			int fd = open(fifo, O_WRONLY);
+			/* on purpose: a writer that holds the FIFO open and sends nothing */
 			sleep(60);
 			_exit(fd < 0);
 		}
@@ -583,8 +587,7 @@ static void test_fifo_source(void)
 		snprintf(errf, sizeof(errf), "%s/stalled.err", tmp);
 		pid = ct_cp_start(devs, fifo, d, errf);
 		CU_ASSERT_FATAL(pid > 0);
-		for (int i = 0; i < 1000 && remote_count(dir, ".stalled.pnfs-") == 0; i++)
-			usleep(10000);
+		TW_WAIT_UNTIL(remote_count(dir, ".stalled.pnfs-") != 0, 10 * 1000, 10);
 		CU_ASSERT_EQUAL(remote_count(dir, ".stalled.pnfs-"), 1);
 		kill(pid, SIGINT);
 		CU_ASSERT_EQUAL(ct_cp_wait(pid, 0, 30, &status, errf, errtxt, sizeof(errtxt)), 0);

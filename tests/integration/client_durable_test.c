@@ -7,6 +7,7 @@
 #include "client/pnfs.h"
 #include "tests/client/helpers.h"
 #include "tests/harness.h"
+#include "tests/integration/wait.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
 
@@ -267,8 +268,7 @@ static void test_mds_restart_mid_copy(void)
 	pid = ct_cp_start(opts, src, dst, ef);
 	CU_ASSERT_FATAL(pid > 0);
 	/* at most 64 MiB in flight: past 80 MiB, direct writes have completed, uncommitted */
-	for (int i = 0; i < 20000 && ct_proxy_bytes(px, 0) < 80 * MIB; i++)
-		usleep(500);
+	TW_WAIT_UNTIL(ct_proxy_bytes(px, 0) >= 80 * MIB, 10 * 1000, 1);
 	CU_ASSERT_EQUAL(kill(pid, SIGSTOP), 0);
 	if (waitpid(pid, &status, WNOHANG) == pid) {
 		CU_FAIL("the copy ended before the server could be restarted");
@@ -344,7 +344,7 @@ static void copy_meets_restart(struct test_lab *lab, struct test_mds *m, int how
 		CU_ASSERT_EQUAL(tmds_stop(m, SIGKILL), 128 + SIGKILL);
 	pid = ct_cp_start(opts, src, dst, ef);
 	CU_ASSERT_FATAL(pid > 0);
-	usleep(delay_ms * 1000);
+	usleep(delay_ms * 1000); /* on purpose: the copy runs that long before the server goes */
 	if (how == KILLED_AFTER_MS)
 		CU_ASSERT_EQUAL(tmds_stop(m, SIGKILL), 128 + SIGKILL);
 	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
@@ -431,7 +431,7 @@ static void test_mds_down_when_copy_starts(void)
  * new layout. */
 static void *pass_later(void *arg)
 {
-	usleep(1000 * 1000);
+	usleep(1000 * 1000); /* on purpose: the path stays a black hole for a second */
 	ct_proxy_drop(arg, CT_PROXY_PASS);
 	return NULL;
 }
@@ -473,8 +473,7 @@ enum { FIRST_STAT, FIRST_WRITE, FIRST_FSYNC, FIRST_READ, BLOCK_LAYOUT, COMMIT_UN
 /* Wait up to 10 s for more than want bytes to have gone up through the relay since from. */
 static uint64_t wait_up_bytes(struct ct_proxy *p, uint64_t from, uint64_t want)
 {
-	for (int i = 0; i < 1000 && ct_proxy_bytes(p, 0) - from <= want; i++)
-		usleep(10 * 1000);
+	TW_WAIT_UNTIL(ct_proxy_bytes(p, 0) - from > want, 10 * 1000, 10);
 	return ct_proxy_bytes(p, 0) - from;
 }
 
@@ -543,8 +542,7 @@ static void layout_reclaim(int first)
 		const int down = first == COMMIT_DONE;
 		ct_proxy_drop(px, down ? CT_PROXY_DROP_REPLIES : CT_PROXY_BLACK_HOLE);
 		fsync_start(&job, r.ctx, fh);
-		for (int i = 0; i < 1000 && ct_proxy_dropped(px, down) == 0; i++)
-			usleep(10 * 1000);
+		TW_WAIT_UNTIL(ct_proxy_dropped(px, down) != 0, 10 * 1000, 10);
 		CU_ASSERT(ct_proxy_dropped(px, down) > 0);
 		ct_proxy_drop(px, CT_PROXY_BLACK_HOLE); /* the server's end is not told to the client */
 	}

@@ -4,8 +4,8 @@
  * no record fsync acknowledged; tgtd killed under a reader gives the read an error, not wrong bytes.
  * The watchdogs below only turn a hang into a failure. */
 #include "tests/harness.h"
-#include "tests/lab.h"
-#include "tests/mds/mdsd.h"
+#include "tests/integration/mount_lab.h"
+#include "tests/integration/wait.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,56 +21,31 @@
 
 #define MIB (1024 * 1024)
 
-static struct test_lab *lab;
-static struct test_mds *mds;
-static char why[512], url[128], devs[2048], dir[400], mnt[500];
-static int have_fuse;
+static struct mount_lab ml;
+static char mnt[500];
 
 static int suite_init(void)
 {
-	int n;
-
-	have_fuse = access("/dev/fuse", R_OK | W_OK) == 0 && test_run(NULL, "command -v fusermount3 >/dev/null") == 0;
-	if (!have_fuse)
+	mount_lab_up(&ml, "--lease-time 10 --grace-time 2 --lun-timeout 2", "mountfaults");
+	if (!ml.mds)
 		return 0;
-	lab = lab_up(4, "96M", NULL);
-	if (!lab) {
-		snprintf(why, sizeof(why), "no tgtd lab");
-		return 0;
-	}
-	mds = tmds_up(lab, NULL, "--lease-time 10 --grace-time 2 --lun-timeout 2", why, sizeof(why));
-	if (!mds)
-		return 0;
-	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d", mds->port);
-	n = 0;
-	for (int i = 0; i < lab->nluns; i++)
-		n += snprintf(devs + n, sizeof(devs) - (size_t)n, " --device '%s'", lab->urls[i]);
-	snprintf(dir, sizeof(dir), "%s", test_tmpdir("mountfaults"));
-	snprintf(mnt, sizeof(mnt), "%s/m", dir);
+	snprintf(mnt, sizeof(mnt), "%s/m", ml.dir);
 	mkdir(mnt, 0755);
 	return 0;
 }
 
 static int suite_clean(void)
 {
-	if (have_fuse) {
+	if (ml.have_fuse) {
 		(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null", mnt);
-		if (mds && mds->pid <= 0)
-			(void)tmds_start(mds);
-		tmds_down(mds);
-		if (lab)
-			lab_down(lab);
+		if (ml.mds && ml.mds->pid <= 0)
+			(void)tmds_start(ml.mds);
 	}
+	mount_lab_down(&ml);
 	return 0;
 }
 
-#define NEED()                                                                      \
-	do {                                                                        \
-		TEST_SKIP_IF(!have_fuse, "no /dev/fuse or fusermount3 on this host"); \
-		if (why[0])                                                         \
-			fprintf(stderr, "\n  setup: %s\n", why);                    \
-		CU_ASSERT_FATAL(why[0] == 0);                                       \
-	} while (0)
+#define NEED() MOUNT_LAB_NEED(&ml)
 
 static double now_s(void)
 {
@@ -82,13 +57,11 @@ static double now_s(void)
 /* Wait for a child up to secs; 0 with its status, -1 (child killed with SIGKILL) on a hang. */
 static int wait_bounded(pid_t pid, int secs, int *status)
 {
-	double end = now_s() + secs;
+	int ended = 0;
 
-	while (now_s() < end) {
-		if (waitpid(pid, status, WNOHANG) == pid)
-			return 0;
-		usleep(20000);
-	}
+	TW_WAIT_UNTIL(ended || (ended = waitpid(pid, status, WNOHANG) == pid), secs * 1000, 20);
+	if (ended)
+		return 0;
 	kill(pid, SIGKILL);
 	(void)waitpid(pid, status, 0);
 	return -1;
@@ -96,7 +69,7 @@ static int wait_bounded(pid_t pid, int secs, int *status)
 
 static int mount_it(const char *extra)
 {
-	return test_run(NULL, "'%s' %s %s mount %s/ '%s' 2>&1", test_bin("pnfs"), devs, extra, url, mnt);
+	return test_run(NULL, "'%s' %s %s mount %s/ '%s' 2>&1", test_bin("pnfs"), ml.devs, extra, ml.url, mnt);
 }
 
 /* Unmount (bounded by a watchdog); 0 when pnfs umount returned 0 and the mount is gone. */
@@ -129,7 +102,7 @@ static void test_killed_mds_eio(void)
 	CU_ASSERT_FATAL(fd >= 0);
 	CU_ASSERT_EQUAL(pwrite(fd, buf, MIB, 0), MIB);
 	CU_ASSERT_EQUAL(fsync(fd), 0);
-	CU_ASSERT_EQUAL(tmds_stop(mds, SIGKILL), 128 + SIGKILL);
+	CU_ASSERT_EQUAL(tmds_stop(ml.mds, SIGKILL), 128 + SIGKILL);
 	CU_ASSERT_EQUAL_FATAL(pipe(p), 0);
 	pid = fork();
 	CU_ASSERT_FATAL(pid >= 0);
@@ -167,7 +140,7 @@ static void test_killed_mds_eio(void)
 	close(fd);
 	CU_ASSERT_EQUAL(umount_bounded(), 0);
 	(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null", mnt);
-	CU_ASSERT_EQUAL(tmds_start(mds), 0);
+	CU_ASSERT_EQUAL(tmds_start(ml.mds), 0);
 	free(buf);
 }
 
@@ -175,6 +148,25 @@ static void test_killed_mds_eio(void)
 static void record(char *buf, int i)
 {
 	test_fill_random(buf, MIB, 1000 + (uint64_t)i);
+}
+
+/* How many of the first n records of the file differ from what the writer wrote. */
+static int bad_records(const char *file, int n)
+{
+	char *buf = malloc(MIB), *back = malloc(MIB);
+	int fd = open(file, O_RDONLY), bad = 0;
+
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_FATAL(buf && back);
+	for (int i = 0; i < n; i++) {
+		record(buf, i);
+		if (pread(fd, back, MIB, (off_t)i * MIB) != MIB || memcmp(buf, back, MIB) != 0)
+			bad++;
+	}
+	close(fd);
+	free(buf);
+	free(back);
+	return bad;
 }
 
 /* pnfs-mds killed (SIGKILL) under a writer of 1 MiB records, each fsynced, and started again on the
@@ -227,9 +219,11 @@ static void test_mds_restart_under_writer(void)
 			CU_ASSERT_EQUAL(off, (long long)acked * MIB);
 			acked++;
 			if (acked == KILL_AFTER) {
-				CU_ASSERT_EQUAL(tmds_stop(mds, SIGKILL), 128 + SIGKILL);
+				CU_ASSERT_EQUAL(tmds_stop(ml.mds, SIGKILL), 128 + SIGKILL);
+				/* Time passes on purpose: the server stays dead for 1.5 s while the
+				 * writer's fsync retries, which is what this test is about. */
 				usleep(1500 * 1000);
-				CU_ASSERT_EQUAL(tmds_start(mds), 0);
+				CU_ASSERT_EQUAL(tmds_start(ml.mds), 0);
 				t0 = now_s();
 			}
 		}
@@ -243,32 +237,12 @@ static void test_mds_restart_under_writer(void)
 	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	CU_ASSERT_EQUAL(acked, RECORDS);
 	/* every acknowledged record, through the mount */
-	{
-		int fd = open(path, O_RDONLY), bad = 0;
-		CU_ASSERT_FATAL(fd >= 0);
-		for (int i = 0; i < acked; i++) {
-			record(buf, i);
-			if (pread(fd, back, MIB, (off_t)i * MIB) != MIB || memcmp(buf, back, MIB) != 0)
-				bad++;
-		}
-		close(fd);
-		CU_ASSERT_EQUAL(bad, 0);
-	}
+	CU_ASSERT_EQUAL(bad_records(path, acked), 0);
 	/* and through pnfs cp */
-	snprintf(local, sizeof(local), "%s/records.back", dir);
-	rc = test_run(NULL, "'%s' %s cp -q %s/records '%s'", test_bin("pnfs"), devs, url, local);
+	snprintf(local, sizeof(local), "%s/records.back", ml.dir);
+	rc = test_run(NULL, "'%s' %s cp -q %s/records '%s'", test_bin("pnfs"), ml.devs, ml.url, local);
 	CU_ASSERT_EQUAL(rc, 0);
-	{
-		int fd = open(local, O_RDONLY), bad = 0;
-		CU_ASSERT_FATAL(fd >= 0);
-		for (int i = 0; i < acked; i++) {
-			record(buf, i);
-			if (pread(fd, back, MIB, (off_t)i * MIB) != MIB || memcmp(buf, back, MIB) != 0)
-				bad++;
-		}
-		close(fd);
-		CU_ASSERT_EQUAL(bad, 0);
-	}
+	CU_ASSERT_EQUAL(bad_records(local, acked), 0);
 	unlink(local);
 	(void)unlink(path);
 	CU_ASSERT_EQUAL(umount_bounded(), 0);
@@ -285,7 +259,7 @@ static void test_lost_lun_eio(void)
 {
 	enum { SIZE = 32 * MIB };
 	char src[600], path[600], *buf = malloc(SIZE), *back = malloc(SIZE);
-	int p[2], status = 0;
+	int p[2], q[2], status = 0;
 	struct {
 		long long got;
 		int err;
@@ -294,7 +268,7 @@ static void test_lost_lun_eio(void)
 	pid_t pid;
 
 	NEED();
-	snprintf(src, sizeof(src), "%s/lun.src", dir);
+	snprintf(src, sizeof(src), "%s/lun.src", ml.dir);
 	test_fill_random(buf, SIZE, 310);
 	{
 		FILE *f = fopen(src, "w");
@@ -303,18 +277,21 @@ static void test_lost_lun_eio(void)
 		fclose(f);
 	}
 	/* written by another client, so that the mount reads it from the LUNs, not from its cache */
-	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "'%s' %s cp -q '%s' %s/lun.bin", test_bin("pnfs"), devs, src, url), 0);
+	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "'%s' %s cp -q '%s' %s/lun.bin", test_bin("pnfs"), ml.devs, src, ml.url), 0);
 	CU_ASSERT_EQUAL_FATAL(mount_it("--io-timeout 2"), 0);
 	snprintf(path, sizeof(path), "%s/lun.bin", mnt);
 	CU_ASSERT_EQUAL_FATAL(pipe(p), 0);
+	CU_ASSERT_EQUAL_FATAL(pipe(q), 0);
 	pid = fork();
 	CU_ASSERT_FATAL(pid >= 0);
 	if (pid == 0) {
 		int fd = open(path, O_RDONLY);
 		ssize_t n = 0;
 		double t;
+		char k;
 
 		close(p[0]);
+		close(q[1]);
 		memset(&r, 0, sizeof(r));
 		if (fd < 0)
 			_exit(2);
@@ -324,7 +301,9 @@ static void test_lost_lun_eio(void)
 		r.got = MIB;
 		if (write(p[1], "r", 1) != 1)
 			_exit(3);
-		sleep(1); /* the parent kills tgtd meanwhile (it waits for our 'r') */
+		/* the parent kills tgtd meanwhile (it waits for our 'r') and says so */
+		if (read(q[0], &k, 1) != 1)
+			_exit(3);
 		t = now_s();
 		while (r.got < SIZE && (n = read(fd, back + r.got, SIZE - (size_t)r.got)) > 0)
 			r.got += n;
@@ -335,11 +314,14 @@ static void test_lost_lun_eio(void)
 		_exit(memcmp(back, buf, (size_t)r.got) == 0 ? 0 : 4);
 	}
 	close(p[1]);
+	close(q[0]);
 	{
 		char c;
 		CU_ASSERT_EQUAL_FATAL(read(p[0], &c, 1), 1);
 	}
-	CU_ASSERT_EQUAL(lab_kill_target(lab), 0);
+	CU_ASSERT_EQUAL(lab_kill_target(ml.lab), 0);
+	CU_ASSERT_EQUAL(write(q[1], "k", 1), 1);
+	close(q[1]);
 	if (wait_bounded(pid, 90, &status) != 0)
 		CU_FAIL("the read did not return within 90 s of the target's death");
 	memset(&r, 0, sizeof(r));
@@ -352,7 +334,7 @@ static void test_lost_lun_eio(void)
 	CU_ASSERT(r.got < SIZE);
 	CU_ASSERT_EQUAL(umount_bounded(), 0);
 	(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null", mnt);
-	CU_ASSERT_EQUAL(lab_restart(lab), 0);
+	CU_ASSERT_EQUAL(lab_restart(ml.lab), 0);
 	unlink(src);
 	free(buf);
 	free(back);

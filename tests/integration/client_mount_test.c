@@ -5,8 +5,7 @@
  * symlink, rm) and a file removed or renamed while another mount holds it open; a wrong server
  * fails the mount on the terminal. */
 #include "tests/harness.h"
-#include "tests/lab.h"
-#include "tests/mds/mdsd.h"
+#include "tests/integration/mount_lab.h"
 #include "client/pnfs.h"
 
 #include <errno.h>
@@ -18,69 +17,45 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static struct test_lab *lab;
-static struct test_mds *mds;
-static char why[512], url[128], devs[2048], dir[400], mnt1[500], mnt2[500], mnt3[500], mnt4[500];
-static int metrics_port, have_fuse;
+static struct mount_lab ml;
+static char mnt1[500], mnt2[500], mnt3[500], mnt4[500];
+static int metrics_port;
 
 static int suite_init(void)
 {
-	int n;
+	char args[128];
 
-	have_fuse = access("/dev/fuse", R_OK | W_OK) == 0 && test_run(NULL, "command -v fusermount3 >/dev/null") == 0;
-	if (!have_fuse)
-		return 0;
-	lab = lab_up(4, "96M", NULL);
-	if (!lab) {
-		snprintf(why, sizeof(why), "no tgtd lab");
-		return 0;
-	}
 	metrics_port = test_free_port();
-	{
-		char args[128];
-		snprintf(args, sizeof(args), "--lease-time 10 --grace-time 2 --metrics-port %d", metrics_port);
-		mds = tmds_up(lab, NULL, args, why, sizeof(why));
-	}
-	if (!mds)
+	snprintf(args, sizeof(args), "--lease-time 10 --grace-time 2 --metrics-port %d", metrics_port);
+	mount_lab_up(&ml, args, "mount");
+	if (!ml.mds)
 		return 0;
-	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d", mds->port);
-	n = 0;
-	for (int i = 0; i < lab->nluns; i++)
-		n += snprintf(devs + n, sizeof(devs) - (size_t)n, " --device '%s'", lab->urls[i]);
-	snprintf(dir, sizeof(dir), "%s", test_tmpdir("mount"));
-	snprintf(mnt1, sizeof(mnt1), "%s/m1", dir);
-	snprintf(mnt2, sizeof(mnt2), "%s/m2", dir);
-	snprintf(mnt3, sizeof(mnt3), "%s/m3", dir);
-	snprintf(mnt4, sizeof(mnt4), "%s/m4", dir);
+	snprintf(mnt1, sizeof(mnt1), "%s/m1", ml.dir);
+	snprintf(mnt2, sizeof(mnt2), "%s/m2", ml.dir);
+	snprintf(mnt3, sizeof(mnt3), "%s/m3", ml.dir);
+	snprintf(mnt4, sizeof(mnt4), "%s/m4", ml.dir);
 	mkdir(mnt1, 0755);
 	mkdir(mnt2, 0755);
 	mkdir(mnt3, 0755);
 	mkdir(mnt4, 0755);
-	if (test_run(NULL, "'%s' %s mount %s/ '%s' 2>&1", test_bin("pnfs"), devs, url, mnt1) != 0 ||
-	    test_run(NULL, "'%s' %s mount %s/ '%s' -o attr_timeout=0 2>&1", test_bin("pnfs"), devs, url, mnt2) != 0)
-		snprintf(why, sizeof(why), "pnfs mount failed");
+	if (test_run(NULL, "'%s' %s mount %s/ '%s' 2>&1", test_bin("pnfs"), ml.devs, ml.url, mnt1) != 0 ||
+	    test_run(NULL, "'%s' %s mount %s/ '%s' -o attr_timeout=0 2>&1", test_bin("pnfs"), ml.devs, ml.url,
+		     mnt2) != 0)
+		snprintf(ml.why, sizeof(ml.why), "pnfs mount failed");
 	return 0;
 }
 
 static int suite_clean(void)
 {
-	if (have_fuse) {
+	if (ml.have_fuse) {
 		(void)test_run(NULL, "fusermount3 -u '%s' 2>/dev/null; fusermount3 -u '%s' 2>/dev/null", mnt1, mnt2);
 		(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null; fusermount3 -uz '%s' 2>/dev/null", mnt3, mnt4);
-		tmds_down(mds);
-		if (lab)
-			lab_down(lab);
 	}
+	mount_lab_down(&ml);
 	return 0;
 }
 
-#define NEED()                                                                      \
-	do {                                                                        \
-		TEST_SKIP_IF(!have_fuse, "no /dev/fuse or fusermount3 on this host"); \
-		if (why[0])                                                         \
-			fprintf(stderr, "\n  setup: %s\n", why);                    \
-		CU_ASSERT_FATAL(why[0] == 0);                                       \
-	} while (0)
+#define NEED() MOUNT_LAB_NEED(&ml)
 
 static long long metric(const char *name)
 {
@@ -102,38 +77,30 @@ static int run(char **out, const char *fmt, const char *a, const char *b)
  * mount and through pnfs cp; nothing through the MDS. */
 static void test_files_of_many_sizes(void)
 {
-	char *out = NULL;
 	long long w0, r0;
-	int rc;
 
 	NEED();
 	w0 = metric("pnfs_mds_data_written_bytes_total");
 	r0 = metric("pnfs_mds_data_read_bytes_total");
 	CU_ASSERT(w0 >= 0 && r0 >= 0);
-	rc = test_run(&out,
-		      "set -e; D='%s'; M='%s'; N='%s'; mkdir -p $D/src/tree/a/b\n"
-		      "for s in 0 1 4095 4096 65537 1048579 17825792; do head -c $s /dev/urandom > $D/src/f$s; done\n"
-		      "for s in 0 1 4095 4096 65537 1048579 17825792; do dd if=$D/src/f$s of=$M/dd$s bs=64k 2>/dev/null; done\n"
-		      "cp $D/src/f17825792 $M/cp.bin\n"
-		      "for i in 1 2 3 4 5; do head -c $((i * 33333)) /dev/urandom > $D/src/tree/a/b/t$i; done\n"
-		      "ln -s a/b/t1 $D/src/tree/link\n"
-		      "mkdir $M/tree; tar -C $D/src/tree -cf - . | tar -C $M/tree -xf -\n"
-		      "bad=0\n"
-		      "for s in 0 1 4095 4096 65537 1048579 17825792; do\n"
-		      "  cmp -s $D/src/f$s $M/dd$s || { echo mount-differs $s; bad=1; }\n"
-		      "  cmp -s $D/src/f$s $N/dd$s || { echo other-mount-differs $s; bad=1; }\n"
-		      "  '%s' cp -q %s %s/dd$s $D/back$s && cmp -s $D/src/f$s $D/back$s || { echo pnfs-cp-differs $s; bad=1; }\n"
-		      "done\n"
-		      "cmp -s $D/src/f17825792 $N/cp.bin || { echo cp-differs; bad=1; }\n"
-		      "diff -r $D/src/tree $N/tree || { echo tree-differs; bad=1; }\n"
-		      "[ \"$(readlink $N/tree/link)\" = a/b/t1 ] || { echo link-differs; bad=1; }\n"
-		      "echo bad=$bad\n",
-		      dir, mnt1, mnt2, test_bin("pnfs"), devs, url);
-	if (rc != 0 || !out || !strstr(out, "bad=0"))
-		fprintf(stderr, "\n  %s\n", out ? out : "");
-	CU_ASSERT(rc == 0);
-	CU_ASSERT(out && strstr(out, "bad=0"));
-	free(out);
+	CU_ASSERT(mount_script_ok("set -e; D='%s'; M='%s'; N='%s'; mkdir -p $D/src/tree/a/b\n"
+				  "for s in 0 1 4095 4096 65537 1048579 17825792; do head -c $s /dev/urandom > $D/src/f$s; done\n"
+				  "for s in 0 1 4095 4096 65537 1048579 17825792; do dd if=$D/src/f$s of=$M/dd$s bs=64k 2>/dev/null; done\n"
+				  "cp $D/src/f17825792 $M/cp.bin\n"
+				  "for i in 1 2 3 4 5; do head -c $((i * 33333)) /dev/urandom > $D/src/tree/a/b/t$i; done\n"
+				  "ln -s a/b/t1 $D/src/tree/link\n"
+				  "mkdir $M/tree; tar -C $D/src/tree -cf - . | tar -C $M/tree -xf -\n"
+				  "bad=0\n"
+				  "for s in 0 1 4095 4096 65537 1048579 17825792; do\n"
+				  "  cmp -s $D/src/f$s $M/dd$s || { echo mount-differs $s; bad=1; }\n"
+				  "  cmp -s $D/src/f$s $N/dd$s || { echo other-mount-differs $s; bad=1; }\n"
+				  "  '%s' cp -q %s %s/dd$s $D/back$s && cmp -s $D/src/f$s $D/back$s || { echo pnfs-cp-differs $s; bad=1; }\n"
+				  "done\n"
+				  "cmp -s $D/src/f17825792 $N/cp.bin || { echo cp-differs; bad=1; }\n"
+				  "diff -r $D/src/tree $N/tree || { echo tree-differs; bad=1; }\n"
+				  "[ \"$(readlink $N/tree/link)\" = a/b/t1 ] || { echo link-differs; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  ml.dir, mnt1, mnt2, test_bin("pnfs"), ml.devs, ml.url));
 	/* Everything went through layouts: the MDS moved no file data (a few READs at the end of a
 	 * file return no bytes). */
 	CU_ASSERT_EQUAL(metric("pnfs_mds_data_written_bytes_total"), w0);
@@ -145,32 +112,24 @@ static void test_files_of_many_sizes(void)
  * other holds it open; directories, rename, symlinks, statfs. */
 static void test_namespace_and_two_clients(void)
 {
-	char *out = NULL;
-	int rc;
-
 	NEED();
-	rc = test_run(&out,
-		      "M='%s'; N='%s'; bad=0\n"
-		      "echo one > $M/note; [ \"$(cat $N/note)\" = one ] || { echo not-seen; bad=1; }\n"
-		      "echo two > $N/note; [ \"$(cat $M/note)\" = two ] || { echo not-seen-back; bad=1; }\n"
-		      "mkdir -p $M/d1/d2; mv $M/note $M/d1/d2/moved; [ -f $N/d1/d2/moved ] || { echo no-rename; bad=1; }\n"
-		      "ln -s d2/moved $M/d1/sl; [ \"$(cat $N/d1/sl)\" = two ] || { echo no-symlink; bad=1; }\n"
-		      "head -c 100000 /dev/urandom > $M/held; exec 3<$N/held\n"
-		      "truncate -s 1000 $M/held; [ $(stat -c %%s $N/held) = 1000 ] || { echo no-truncate; bad=1; }\n"
-		      "mv $M/held $M/held2; [ -e $N/held ] && { echo old-name-left; bad=1; }\n"
-		      "rm $M/held2; [ -e $N/held2 ] && { echo not-removed; bad=1; }\n"
-		      "exec 3<&-\n"
-		      "rmdir $M/d1 2>/dev/null && { echo rmdir-nonempty; bad=1; }\n"
-		      "rm -r $M/d1; [ -e $N/d1 ] && { echo rm-r-failed; bad=1; }\n"
-		      "df -P $M | tail -1 | awk '{ if ($2 <= 0) exit 1 }' || { echo no-statfs; bad=1; }\n"
-		      "touch -d '2020-01-02 03:04:05' $M/dd1; [ \"$(stat -c %%Y $N/dd1)\" = \"$(date -d '2020-01-02 03:04:05' +%%s)\" ] || { echo no-utimes; bad=1; }\n"
-		      "chmod 600 $M/dd1; [ \"$(stat -c %%a $N/dd1)\" = 600 ] || { echo no-chmod; bad=1; }\n"
-		      "echo bad=$bad\n",
-		      mnt1, mnt2);
-	if (rc != 0 || !out || !strstr(out, "bad=0"))
-		fprintf(stderr, "\n  %s\n", out ? out : "");
-	CU_ASSERT(out && strstr(out, "bad=0"));
-	free(out);
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; bad=0\n"
+				  "echo one > $M/note; [ \"$(cat $N/note)\" = one ] || { echo not-seen; bad=1; }\n"
+				  "echo two > $N/note; [ \"$(cat $M/note)\" = two ] || { echo not-seen-back; bad=1; }\n"
+				  "mkdir -p $M/d1/d2; mv $M/note $M/d1/d2/moved; [ -f $N/d1/d2/moved ] || { echo no-rename; bad=1; }\n"
+				  "ln -s d2/moved $M/d1/sl; [ \"$(cat $N/d1/sl)\" = two ] || { echo no-symlink; bad=1; }\n"
+				  "head -c 100000 /dev/urandom > $M/held; exec 3<$N/held\n"
+				  "truncate -s 1000 $M/held; [ $(stat -c %%s $N/held) = 1000 ] || { echo no-truncate; bad=1; }\n"
+				  "mv $M/held $M/held2; [ -e $N/held ] && { echo old-name-left; bad=1; }\n"
+				  "rm $M/held2; [ -e $N/held2 ] && { echo not-removed; bad=1; }\n"
+				  "exec 3<&-\n"
+				  "rmdir $M/d1 2>/dev/null && { echo rmdir-nonempty; bad=1; }\n"
+				  "rm -r $M/d1; [ -e $N/d1 ] && { echo rm-r-failed; bad=1; }\n"
+				  "df -P $M | tail -1 | awk '{ if ($2 <= 0) exit 1 }' || { echo no-statfs; bad=1; }\n"
+				  "touch -d '2020-01-02 03:04:05' $M/dd1; [ \"$(stat -c %%Y $N/dd1)\" = \"$(date -d '2020-01-02 03:04:05' +%%s)\" ] || { echo no-utimes; bad=1; }\n"
+				  "chmod 600 $M/dd1; [ \"$(stat -c %%a $N/dd1)\" = 600 ] || { echo no-chmod; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  mnt1, mnt2));
 }
 
 /* Deep trees: a directory whose path on the server is longer than PATH_MAX is used through a
@@ -178,34 +137,26 @@ static void test_namespace_and_two_clients(void)
  * NAME_MAX is ENAMETOOLONG, not an out-of-memory error. */
 static void test_deep_paths(void)
 {
-	char *out = NULL;
-	int rc;
-
 	NEED();
-	rc = test_run(&out,
-		      "M='%s'; N='%s'; bad=0\n"
-		      "c=$(printf 'd%%.0s' $(seq 200))\n"
-		      /* chdir one level at a time (a shell's cd would pass the whole path to chdir) */
-		      "python3 - \"$M\" \"$c\" <<'EOF' || bad=1\n"
-		      "import os, sys, errno\n"
-		      "os.chdir(sys.argv[1])\n"
-		      "for i in range(24):\n"
-		      "    os.mkdir(sys.argv[2]); os.chdir(sys.argv[2])\n"
-		      "open('f', 'w').write('deep')\n"
-		      "assert open('f').read() == 'deep'\n"
-		      "os.rename('f', 'g'); os.unlink('g')\n"
-		      "try:\n"
-		      "    open('x' * 256, 'w'); sys.exit('a 256-byte name was created')\n"
-		      "except OSError as e:\n"
-		      "    assert e.errno == errno.ENAMETOOLONG, e\n"
-		      "EOF\n"
-		      "cd /; rm -r $M/$c || { echo rm-r-failed; bad=1; }; [ -e $N/$c ] && { echo left; bad=1; }\n"
-		      "echo bad=$bad\n",
-		      mnt1, mnt2);
-	if (rc != 0 || !out || !strstr(out, "bad=0"))
-		fprintf(stderr, "\n  %s\n", out ? out : "");
-	CU_ASSERT(out && strstr(out, "bad=0"));
-	free(out);
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; bad=0\n"
+				  "c=$(printf 'd%%.0s' $(seq 200))\n"
+				  /* chdir one level at a time (a shell's cd would pass the whole path to chdir) */
+				  "python3 - \"$M\" \"$c\" <<'EOF' || bad=1\n"
+				  "import os, sys, errno\n"
+				  "os.chdir(sys.argv[1])\n"
+				  "for i in range(24):\n"
+				  "    os.mkdir(sys.argv[2]); os.chdir(sys.argv[2])\n"
+				  "open('f', 'w').write('deep')\n"
+				  "assert open('f').read() == 'deep'\n"
+				  "os.rename('f', 'g'); os.unlink('g')\n"
+				  "try:\n"
+				  "    open('x' * 256, 'w'); sys.exit('a 256-byte name was created')\n"
+				  "except OSError as e:\n"
+				  "    assert e.errno == errno.ENAMETOOLONG, e\n"
+				  "EOF\n"
+				  "cd /; rm -r $M/$c || { echo rm-r-failed; bad=1; }; [ -e $N/$c ] && { echo left; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  mnt1, mnt2));
 }
 
 /* A value of the mount's stats file (-o stats=FILE), -1 when absent. */
@@ -225,26 +176,19 @@ static void test_link(void)
 {
 	struct pnfs_context *ctx = NULL;
 	struct pnfs_stat a, b;
-	char *out = NULL;
-	int rc;
 
 	NEED();
-	rc = test_run(&out,
-		      "M='%s'; N='%s'; bad=0\n"
-		      "head -c 300000 /dev/urandom > $M/orig; ln $M/orig $M/hard || { echo ln-failed; bad=1; }\n"
-		      "[ $(stat -c %%h $N/orig) = 2 ] || { echo nlink-not-2; bad=1; }\n"
-		      "[ $(stat -c %%i $N/orig) = $(stat -c %%i $N/hard) ] || { echo not-one-file; bad=1; }\n"
-		      "cmp -s $M/orig $N/hard || { echo data-differs; bad=1; }\n"
-		      "rm $M/orig; cmp -s $M/hard $N/hard && [ $(stat -c %%s $N/hard) = 300000 ] || { echo lost-by-rm; bad=1; }\n"
-		      "[ $(stat -c %%h $N/hard) = 1 ] || { echo nlink-not-1; bad=1; }\n"
-		      "mkdir $M/ldir; ln $M/ldir $M/ldir2 2>/dev/null && { echo dir-linked; bad=1; }\n"
-		      "rm $M/hard; rmdir $M/ldir\n"
-		      "echo bad=$bad\n",
-		      mnt1, mnt2);
-	if (!out || !strstr(out, "bad=0"))
-		fprintf(stderr, "\n  %s\n", out ? out : "");
-	CU_ASSERT(rc == 0 && out && strstr(out, "bad=0"));
-	free(out);
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; bad=0\n"
+				  "head -c 300000 /dev/urandom > $M/orig; ln $M/orig $M/hard || { echo ln-failed; bad=1; }\n"
+				  "[ $(stat -c %%h $N/orig) = 2 ] || { echo nlink-not-2; bad=1; }\n"
+				  "[ $(stat -c %%i $N/orig) = $(stat -c %%i $N/hard) ] || { echo not-one-file; bad=1; }\n"
+				  "cmp -s $M/orig $N/hard || { echo data-differs; bad=1; }\n"
+				  "rm $M/orig; cmp -s $M/hard $N/hard && [ $(stat -c %%s $N/hard) = 300000 ] || { echo lost-by-rm; bad=1; }\n"
+				  "[ $(stat -c %%h $N/hard) = 1 ] || { echo nlink-not-1; bad=1; }\n"
+				  "mkdir $M/ldir; ln $M/ldir $M/ldir2 2>/dev/null && { echo dir-linked; bad=1; }\n"
+				  "rm $M/hard; rmdir $M/ldir\n"
+				  "echo bad=$bad\n",
+				  mnt1, mnt2));
 
 	{
 		struct pnfs_opts o;
@@ -252,7 +196,7 @@ static void test_link(void)
 		o.mds_io = 1; /* namespace calls only: no SAN needed */
 		CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
 	}
-	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", ml.mds->port, "/"), 0);
 	CU_ASSERT_EQUAL(pnfs_mkdir(ctx, "/linkdir", 0755), 0);
 	{
 		struct pnfs_fh *fh = NULL;
@@ -285,29 +229,20 @@ static void test_link(void)
  * hour. */
 static void test_attr_timeout(void)
 {
-	char *out = NULL;
-	int rc;
-
 	NEED();
-	rc = test_run(&out,
-		      "set -e; '%s' %s mount %s/ '%s' -o attr_timeout=3600 2>&1\n"
-		      "M='%s'; N='%s'; L='%s'; D='%s'; bad=0\n"
-		      "head -c 1000 /dev/urandom > $N/grow\n"
-		      "[ $(stat -c %%s $M/grow) = 1000 ] && [ $(stat -c %%s $L/grow) = 1000 ] || { echo first-size; bad=1; }\n"
-		      "head -c 50000 /dev/urandom > $D/grow; cp $D/grow $N/grow\n"
-		      "cmp -s $D/grow $L/grow || { echo open-saw-old-data; bad=1; }\n"
-		      "[ $(stat -c %%s $L/grow) = 50000 ] || { echo open-kept-old-size; bad=1; }\n"
-		      "sleep 1.5; [ $(stat -c %%s $M/grow) = 50000 ] || { echo stat-after-timeout-old; bad=1; }\n"
-		      "chmod 640 $N/grow; sleep 1.5; [ $(stat -c %%a $M/grow) = 640 ] || { echo mode-after-timeout-old; bad=1; }\n"
-		      "rm $N/grow; sleep 1.5; [ -e $M/grow ] && { echo name-after-timeout; bad=1; }\n"
-		      "fusermount3 -u $L\n"
-		      "echo bad=$bad\n",
-		      test_bin("pnfs"), devs, url, mnt3, mnt1, mnt2, mnt3, dir);
-	if (rc != 0 || !out || !strstr(out, "bad=0"))
-		fprintf(stderr, "\n  %s\n", out ? out : "");
-	CU_ASSERT(rc == 0);
-	CU_ASSERT(out && strstr(out, "bad=0"));
-	free(out);
+	CU_ASSERT(mount_script_ok("set -e; '%s' %s mount %s/ '%s' -o attr_timeout=3600 2>&1\n"
+				  "M='%s'; N='%s'; L='%s'; D='%s'; bad=0\n"
+				  "head -c 1000 /dev/urandom > $N/grow\n"
+				  "[ $(stat -c %%s $M/grow) = 1000 ] && [ $(stat -c %%s $L/grow) = 1000 ] || { echo first-size; bad=1; }\n"
+				  "head -c 50000 /dev/urandom > $D/grow; cp $D/grow $N/grow\n"
+				  "cmp -s $D/grow $L/grow || { echo open-saw-old-data; bad=1; }\n"
+				  "[ $(stat -c %%s $L/grow) = 50000 ] || { echo open-kept-old-size; bad=1; }\n"
+				  "sleep 1.5; [ $(stat -c %%s $M/grow) = 50000 ] || { echo stat-after-timeout-old; bad=1; }\n"
+				  "chmod 640 $N/grow; sleep 1.5; [ $(stat -c %%a $M/grow) = 640 ] || { echo mode-after-timeout-old; bad=1; }\n"
+				  "rm $N/grow; sleep 1.5; [ -e $M/grow ] && { echo name-after-timeout; bad=1; }\n"
+				  "fusermount3 -u $L\n"
+				  "echo bad=$bad\n",
+				  test_bin("pnfs"), ml.devs, ml.url, mnt3, mnt1, mnt2, mnt3, ml.dir));
 }
 
 /* Many requests in flight: two dd readers of two files at once have reads of both files
@@ -321,8 +256,8 @@ static void test_concurrency_and_large_writes(void)
 	int rc;
 
 	NEED();
-	snprintf(stats, sizeof(stats), "%s/stats", dir);
-	rc = test_run(&out, "'%s' %s mount %s/ '%s' -o stats=%s 2>&1", test_bin("pnfs"), devs, url, mnt3, stats);
+	snprintf(stats, sizeof(stats), "%s/stats", ml.dir);
+	rc = test_run(&out, "'%s' %s mount %s/ '%s' -o stats=%s 2>&1", test_bin("pnfs"), ml.devs, ml.url, mnt3, stats);
 	CU_ASSERT_EQUAL_FATAL(rc, 0);
 	free(out);
 	out = NULL;
@@ -355,37 +290,30 @@ static void test_concurrency_and_large_writes(void)
  * (the end of the session commits and closes the file). Another client reads every byte. */
 static void test_unmount_with_writes_pending(void)
 {
-	char *out = NULL;
-	int rc;
-
 	NEED();
-	rc = test_run(&out,
-		      "P='%s'; S='%s'; U='%s'; L='%s'; N='%s'; D='%s'; bad=0\n"
-		      "head -c 12582912 /dev/urandom > $D/lazy.src; head -c 9437184 /dev/urandom > $D/term.src\n"
-		      "$P $S mount $U/ $L -f > $D/lazy.log 2>&1 & pid=$!\n"
-		      "for i in $(seq 100); do grep -q \" $L \" /proc/mounts && break; sleep 0.1; done\n"
-		      "exec 3>$L/lazy; head -c 8388608 $D/lazy.src >&3\n"
-		      "fusermount3 -uz $L || { echo no-lazy-umount; bad=1; }\n"
-		      "tail -c +8388609 $D/lazy.src >&3; exec 3>&-\n"
-		      "wait $pid || { echo lazy-exit-$?; bad=1; }\n"
-		      "$P $S cp -q $U/lazy $D/lazy.back && cmp -s $D/lazy.src $D/lazy.back || { echo lazy-data-differs; bad=1; }\n"
-		      "cmp -s $D/lazy.src $N/lazy || { echo lazy-other-mount-differs; bad=1; }\n"
-		      "$P $S mount $U/ $L -f > $D/term.log 2>&1 & pid=$!\n"
-		      "for i in $(seq 100); do grep -q \" $L \" /proc/mounts && break; sleep 0.1; done\n"
-		      "exec 3>$L/term; cat $D/term.src >&3\n"
-		      "kill -TERM $pid; wait $pid\n"
-		      "exec 3>&-\n"
-		      "grep -q \" $L \" /proc/mounts && { echo still-mounted; bad=1; fusermount3 -uz $L; }\n"
-		      "$P $S cp -q $U/term $D/term.back && cmp -s $D/term.src $D/term.back || { echo term-data-differs; bad=1; }\n"
-		      "rm -f $N/lazy $N/term\n"
-		      "echo bad=$bad\n",
-		      test_bin("pnfs"), devs, url, mnt4, mnt2, dir);
-	if (rc != 0 || !out || !strstr(out, "bad=0")) {
-		fprintf(stderr, "\n  %s\n", out ? out : "");
-		(void)test_run(NULL, "cat '%s/lazy.log' '%s/term.log' >&2", dir, dir);
+	if (!mount_script_ok("P='%s'; S='%s'; U='%s'; L='%s'; N='%s'; D='%s'; bad=0\n"
+				  "head -c 12582912 /dev/urandom > $D/lazy.src; head -c 9437184 /dev/urandom > $D/term.src\n"
+				  "$P $S mount $U/ $L -f > $D/lazy.log 2>&1 & pid=$!\n"
+				  "for i in $(seq 100); do grep -q \" $L \" /proc/mounts && break; sleep 0.1; done\n"
+				  "exec 3>$L/lazy; head -c 8388608 $D/lazy.src >&3\n"
+				  "fusermount3 -uz $L || { echo no-lazy-umount; bad=1; }\n"
+				  "tail -c +8388609 $D/lazy.src >&3; exec 3>&-\n"
+				  "wait $pid || { echo lazy-exit-$?; bad=1; }\n"
+				  "$P $S cp -q $U/lazy $D/lazy.back && cmp -s $D/lazy.src $D/lazy.back || { echo lazy-data-differs; bad=1; }\n"
+				  "cmp -s $D/lazy.src $N/lazy || { echo lazy-other-mount-differs; bad=1; }\n"
+				  "$P $S mount $U/ $L -f > $D/term.log 2>&1 & pid=$!\n"
+				  "for i in $(seq 100); do grep -q \" $L \" /proc/mounts && break; sleep 0.1; done\n"
+				  "exec 3>$L/term; cat $D/term.src >&3\n"
+				  "kill -TERM $pid; wait $pid\n"
+				  "exec 3>&-\n"
+				  "grep -q \" $L \" /proc/mounts && { echo still-mounted; bad=1; fusermount3 -uz $L; }\n"
+				  "$P $S cp -q $U/term $D/term.back && cmp -s $D/term.src $D/term.back || { echo term-data-differs; bad=1; }\n"
+				  "rm -f $N/lazy $N/term\n"
+				  "echo bad=$bad\n",
+				  test_bin("pnfs"), ml.devs, ml.url, mnt4, mnt2, ml.dir)) {
+		CU_FAIL("a lazy unmount or a SIGTERM under a writer lost data");
+		(void)test_run(NULL, "cat '%s/lazy.log' '%s/term.log' >&2", ml.dir, ml.dir);
 	}
-	CU_ASSERT(out && strstr(out, "bad=0"));
-	free(out);
 }
 
 /* A wrong server or path fails the mount at once, with its reason, exit status 1; bad usage 2. */
@@ -402,12 +330,12 @@ static void test_mount_errors(void)
 	CU_ASSERT(out && strstr(out, "pnfs mount: 127.0.0.1:") && strstr(out, "onnect"));
 	free(out);
 	out = NULL;
-	rc = test_run(&out, "'%s' %s mount %s/no/such/dir '%s' 2>&1", test_bin("pnfs"), devs, url, dir);
+	rc = test_run(&out, "'%s' %s mount %s/no/such/dir '%s' 2>&1", test_bin("pnfs"), ml.devs, ml.url, ml.dir);
 	CU_ASSERT_EQUAL(rc, 1);
 	CU_ASSERT(out && strstr(out, "/no/such/dir"));
 	free(out);
 	out = NULL;
-	rc = run(&out, "'%s' mount %s 2>&1", test_bin("pnfs"), url);
+	rc = run(&out, "'%s' mount %s 2>&1", test_bin("pnfs"), ml.url);
 	CU_ASSERT_EQUAL(rc, 2);
 	free(out);
 }
@@ -424,36 +352,31 @@ static void test_special_files(void)
 	int rc;
 
 	NEED();
-	rc = test_run(&out,
-		      "M='%s'; N='%s'; bad=0\n"
-		      "mkdir $M/sp; mkfifo -m 0640 $M/sp/fifo || { echo mkfifo-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%F %%a' $N/sp/fifo)\" = 'fifo 640' ] || { echo fifo-type: $(stat -c '%%F %%a' $N/sp/fifo); bad=1; }\n"
-		      "mknod -m 0600 $M/sp/chr c 1 3 || { echo mknod-c-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%F %%a %%t %%T' $N/sp/chr)\" = 'character special file 600 1 3' ] || "
-		      "{ echo chr: $(stat -c '%%F %%a %%t %%T' $N/sp/chr); bad=1; }\n"
-		      "mknod $M/sp/blk b 7 200 || { echo mknod-b-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%F %%t %%T' $N/sp/blk)\" = 'block special file 7 c8' ] || "
-		      "{ echo blk: $(stat -c '%%F %%t %%T' $N/sp/blk); bad=1; }\n"
-		      "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' $M/sp/sock || "
-		      "{ echo bind-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%F' $N/sp/sock)\" = 'socket' ] || { echo sock: $(stat -c '%%F' $N/sp/sock); bad=1; }\n"
-		      "python3 -c 'import os,sys; os.mknod(sys.argv[1], 0o100604)' $M/sp/reg || { echo mknod-reg-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%F %%a %%s' $N/sp/reg)\" = 'regular empty file 604 0' ] || "
-		      "{ echo reg: $(stat -c '%%F %%a %%s' $N/sp/reg); bad=1; }\n"
-		      "mkfifo $M/sp/fifo 2>/dev/null && { echo fifo-made-twice; bad=1; }\n"
-		      "( echo through-the-fifo > $M/sp/fifo & ); [ \"$(timeout 20 cat $M/sp/fifo)\" = through-the-fifo ] || "
-		      "{ echo fifo-data; bad=1; }\n"
-		      "[ $(ls $N/sp | wc -l) = 5 ] || { echo ls: $(ls $N/sp); bad=1; }\n"
-		      "chown 1234:567 $M/sp/reg $M/sp/fifo || { echo chown-failed; bad=1; }\n"
-		      "[ \"$(stat -c '%%u %%g' $N/sp/reg) $(stat -c '%%u %%g' $N/sp/fifo)\" = '1234 567 1234 567' ] || "
-		      "{ echo owners: $(stat -c '%%u %%g' $N/sp/reg $N/sp/fifo); bad=1; }\n"
-		      "chgrp 89 $M/sp/reg && [ \"$(stat -c '%%u %%g' $N/sp/reg)\" = '1234 89' ] || { echo chgrp; bad=1; }\n"
-		      "echo bad=$bad\n",
-		      mnt1, mnt2);
-	if (!out || !strstr(out, "bad=0"))
-		fprintf(stderr, "\n  %s\n", out ? out : "");
-	CU_ASSERT(rc == 0 && out && strstr(out, "bad=0"));
-	free(out);
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; bad=0\n"
+				  "mkdir $M/sp; mkfifo -m 0640 $M/sp/fifo || { echo mkfifo-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%F %%a' $N/sp/fifo)\" = 'fifo 640' ] || { echo fifo-type: $(stat -c '%%F %%a' $N/sp/fifo); bad=1; }\n"
+				  "mknod -m 0600 $M/sp/chr c 1 3 || { echo mknod-c-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%F %%a %%t %%T' $N/sp/chr)\" = 'character special file 600 1 3' ] || "
+				  "{ echo chr: $(stat -c '%%F %%a %%t %%T' $N/sp/chr); bad=1; }\n"
+				  "mknod $M/sp/blk b 7 200 || { echo mknod-b-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%F %%t %%T' $N/sp/blk)\" = 'block special file 7 c8' ] || "
+				  "{ echo blk: $(stat -c '%%F %%t %%T' $N/sp/blk); bad=1; }\n"
+				  "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' $M/sp/sock || "
+				  "{ echo bind-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%F' $N/sp/sock)\" = 'socket' ] || { echo sock: $(stat -c '%%F' $N/sp/sock); bad=1; }\n"
+				  "python3 -c 'import os,sys; os.mknod(sys.argv[1], 0o100604)' $M/sp/reg || { echo mknod-reg-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%F %%a %%s' $N/sp/reg)\" = 'regular empty file 604 0' ] || "
+				  "{ echo reg: $(stat -c '%%F %%a %%s' $N/sp/reg); bad=1; }\n"
+				  "mkfifo $M/sp/fifo 2>/dev/null && { echo fifo-made-twice; bad=1; }\n"
+				  "( echo through-the-fifo > $M/sp/fifo & ); [ \"$(timeout 20 cat $M/sp/fifo)\" = through-the-fifo ] || "
+				  "{ echo fifo-data; bad=1; }\n"
+				  "[ $(ls $N/sp | wc -l) = 5 ] || { echo ls: $(ls $N/sp); bad=1; }\n"
+				  "chown 1234:567 $M/sp/reg $M/sp/fifo || { echo chown-failed; bad=1; }\n"
+				  "[ \"$(stat -c '%%u %%g' $N/sp/reg) $(stat -c '%%u %%g' $N/sp/fifo)\" = '1234 567 1234 567' ] || "
+				  "{ echo owners: $(stat -c '%%u %%g' $N/sp/reg $N/sp/fifo); bad=1; }\n"
+				  "chgrp 89 $M/sp/reg && [ \"$(stat -c '%%u %%g' $N/sp/reg)\" = '1234 89' ] || { echo chgrp; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  mnt1, mnt2));
 
 	{
 		struct pnfs_opts o;
@@ -461,7 +384,7 @@ static void test_special_files(void)
 		o.mds_io = 1;
 		CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
 	}
-	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", ml.mds->port, "/"), 0);
 	CU_ASSERT_EQUAL(pnfs_stat(ctx, "/sp/chr", &st), 0);
 	CU_ASSERT_EQUAL(st.type, PNFS_CHR);
 	CU_ASSERT_EQUAL(st.rdev_major, 1);

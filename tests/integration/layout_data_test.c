@@ -166,7 +166,8 @@ static void test_write_commit_read(void)
 	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c1, &root), 0);
 	CU_ASSERT_EQUAL_FATAL(nc_open(c1, &root, "data", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &f1, &o1), 0);
 	CU_ASSERT_EQUAL_FATAL(nc_open(c2, &root, "data", 0, OPEN4_SHARE_ACCESS_READ, 0, &f2, &o2), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c1, &f1, BLK, RW, 0, len, len, &o1, MAXC, w), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c1, &f1, &(struct lt_get){ .type = BLK, .iomode = RW, .len = len,
+			.minlen = len, .sid = &o1, .maxcount = MAXC }, w), 0);
 	v1 = lt_device_volume(c1, x1, lab, w->ext[0].bex_vol_id, BLK);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(v1);
 	test_fill_random(data, len, 42);
@@ -177,13 +178,15 @@ static void test_write_commit_read(void)
 	CU_ASSERT_EQUAL(nc_read(c2, &f2, &o2, 0, back, len, &got), 0);
 	CU_ASSERT_EQUAL(got, 0);
 	/* A READ layout would conflict with the writer's RW one: the writer is recalled. */
-	CU_ASSERT_EQUAL(lt_layoutget(c2, &f2, BLK, RD, 0, len, 0, &o2, MAXC, r), NFS4ERR_LAYOUTTRYLATER);
+	CU_ASSERT_EQUAL(lt_layoutget(c2, &f2, &(struct lt_get){ .type = BLK, .iomode = RD, .len = len, .sid = &o2,
+			.maxcount = MAXC }, r), NFS4ERR_LAYOUTTRYLATER);
 	nc_serve_callbacks(c1, 2000, 1);
 	CU_ASSERT_EQUAL(c1->cb_layoutrecalls, 1);
 	/* The writer commits what it wrote, then returns. */
 	as_written(w, ext);
 	/* (with the stateid it had before the recall bumped the seqid) */
-	CU_ASSERT_EQUAL(lt_layoutcommit(c1, &f1, BLK, &w->sid, 0, len, (int64_t)len - 1, ext, w->n, 0, 0, &ns), 0);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c1, &f1, &(struct lt_commit){ .type = BLK, .sid = &w->sid, .len = len,
+			.last_write = (int64_t)len - 1, .ext = ext, .n = w->n, .newsize = &ns }), 0);
 	CU_ASSERT_EQUAL(ns, len);
 	{
 		stateid4 s = c1->cb_last_layoutrecall.clora_recall.layoutrecall4_u.lor_layout.lor_stateid;
@@ -191,7 +194,8 @@ static void test_write_commit_read(void)
 	}
 	/* Now the reader's own layout points at the same blocks, and its own direct read gives the
 	 * bytes. */
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c2, &f2, BLK, RD, 0, len, len, &o2, MAXC, r), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c2, &f2, &(struct lt_get){ .type = BLK, .iomode = RD, .len = len,
+			.minlen = len, .sid = &o2, .maxcount = MAXC }, r), 0);
 	CU_ASSERT_EQUAL(r->ext[0].bex_state, PNFS_BLOCK_READ_DATA);
 	CU_ASSERT_EQUAL(r->ext[0].bex_storage_offset, w->ext[0].bex_storage_offset);
 	v2 = lt_device_volume(c2, x2, lab, r->ext[0].bex_vol_id, BLK);
@@ -250,7 +254,9 @@ static void test_no_stale_data(void)
 	CU_ASSERT_EQUAL_FATAL(nc_open(c1, &root, "old", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &fo, &oo), 0);
 	for (int w = 0; w < 3; w++) {
 		for (;;) {
-			int rc = lt_layoutget(c1, &fo, BLK, RW, off, windows[w], windows[w], filled ? &l->sid : &oo, MAXC, l);
+			int rc = lt_layoutget(c1, &fo, &(struct lt_get){ .type = BLK, .iomode = RW, .off = off,
+					.len = windows[w], .minlen = windows[w], .sid = filled ? &l->sid : &oo,
+					.maxcount = MAXC }, l);
 			if (rc == NFS4ERR_NOSPC)
 				break;
 			CU_ASSERT_EQUAL_FATAL(rc, 0);
@@ -265,8 +271,9 @@ static void test_no_stale_data(void)
 				CU_ASSERT_EQUAL_FATAL(lt_extent_pwrite(vol, e, e->bex_file_offset, buf, e->bex_length), 0);
 			}
 			as_written(l, ext);
-			CU_ASSERT_EQUAL_FATAL(lt_layoutcommit(c1, &fo, BLK, &l->sid, off, windows[w], (int64_t)(off + windows[w] - 1),
-							      ext, l->n, 0, 0, NULL), 0);
+			CU_ASSERT_EQUAL_FATAL(lt_layoutcommit(c1, &fo, &(struct lt_commit){ .type = BLK, .sid = &l->sid,
+					.off = off, .len = windows[w], .last_write = (int64_t)(off + windows[w] - 1),
+					.ext = ext, .n = l->n }), 0);
 			off += windows[w];
 			filled += windows[w];
 		}
@@ -278,7 +285,8 @@ static void test_no_stale_data(void)
 	/* A new file gets those very blocks (there are no others): on the LUNs they still hold the
 	 * old file's bytes ... */
 	CU_ASSERT_EQUAL_FATAL(nc_open(c1, &root, "new", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &fn, &on), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c1, &fn, BLK, RW, 0, 2u << 20, 2u << 20, &on, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c1, &fn, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 2u << 20,
+			.minlen = 2u << 20, .sid = &on, .maxcount = MAXC }, l), 0);
 	for (unsigned i = 0; i < l->n; i++) {
 		const pnfs_block_extent4 *e = &l->ext[i];
 		unsigned char want[64];
@@ -289,7 +297,8 @@ static void test_no_stale_data(void)
 	}
 	CU_ASSERT(stale);
 	/* ... but the file is 2 MiB of zeros to everybody (the writer set the size, wrote nothing). */
-	CU_ASSERT_EQUAL(lt_layoutcommit(c1, &fn, BLK, &l->sid, 0, 2u << 20, (2 << 20) - 1, NULL, 0, 0, 1, NULL), 0);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c1, &fn, &(struct lt_commit){ .type = BLK, .sid = &l->sid, .len = 2u << 20,
+			.last_write = (2 << 20) - 1, .body_empty = 1 }), 0);
 	CU_ASSERT_EQUAL_FATAL(nc_open(c2, &root, "new", 0, OPEN4_SHARE_ACCESS_READ, 0, &fr, &orr), 0);
 	memset(back, 0xee, 2u << 20);
 	CU_ASSERT_EQUAL(nc_read(c2, &fr, &orr, 0, back, 2u << 20, &got), 0);
@@ -298,7 +307,8 @@ static void test_no_stale_data(void)
 	/* A READ layout never points a reader at those blocks: holes. */
 	{
 		struct lt_layout *rl = calloc(1, sizeof(*rl));
-		CU_ASSERT_EQUAL_FATAL(lt_layoutget(c1, &fn, BLK, RD, 0, 2u << 20, 0, &l->sid, MAXC, rl), 0);
+		CU_ASSERT_EQUAL_FATAL(lt_layoutget(c1, &fn, &(struct lt_get){ .type = BLK, .iomode = RD,
+				.len = 2u << 20, .sid = &l->sid, .maxcount = MAXC }, rl), 0);
 		for (unsigned i = 0; i < rl->n; i++)
 			CU_ASSERT_EQUAL(rl->ext[i].bex_state, PNFS_BLOCK_NONE_DATA);
 		free(rl);
@@ -352,7 +362,8 @@ static void test_reclaim_after_restart(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
 	CU_ASSERT_EQUAL_FATAL(nc_open(c, &root, "reclaim", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &fh, &open), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, len, len, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = len,
+			.minlen = len, .sid = &open, .maxcount = MAXC }, l), 0);
 	vol = lt_device_volume(c, x, lab, l->ext[0].bex_vol_id, BLK);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(vol);
 	test_fill_random(data, len, 77);
@@ -364,13 +375,18 @@ static void test_reclaim_after_restart(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL_FATAL(nc_setup_noreclaim(c, "reclaimer"), 0);
 	/* Grace: no new layouts; the old one's writes may be committed with reclaim set. */
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, len, 0, &open, MAXC, l2), NFS4ERR_GRACE);
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, len, (int64_t)len - 1, ext, 0, 0, 1, NULL), NFS4ERR_GRACE);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = len, .sid = &open,
+			.maxcount = MAXC }, l2), NFS4ERR_GRACE);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, &(struct lt_commit){ .type = BLK, .sid = &l->sid, .len = len,
+			.last_write = (int64_t)len - 1, .ext = ext, .body_empty = 1 }), NFS4ERR_GRACE);
 	as_written(l, ext);
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &none, 0, len, (int64_t)len - 1, ext, l->n, 1, 0, &ns), 0);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, &(struct lt_commit){ .type = BLK, .sid = &none, .len = len,
+			.last_write = (int64_t)len - 1, .ext = ext, .n = l->n, .reclaim = 1, .newsize = &ns }), 0);
 	CU_ASSERT_EQUAL(ns, len);
 	CU_ASSERT_EQUAL(reclaim_complete(c), 0);
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &none, 0, len, (int64_t)len - 1, ext, l->n, 1, 0, &ns), NFS4ERR_NO_GRACE);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, &(struct lt_commit){ .type = BLK, .sid = &none, .len = len,
+			.last_write = (int64_t)len - 1, .ext = ext, .n = l->n, .reclaim = 1, .newsize = &ns }),
+			NFS4ERR_NO_GRACE);
 	/* After grace (3 s, others did not come back), read it. */
 	lt_idle(c, 3500);
 	CU_ASSERT_EQUAL_FATAL(nc_open(c, &root, "reclaim", 0, OPEN4_SHARE_ACCESS_READ, 0, &fh, &open), 0);
@@ -442,7 +458,8 @@ static void test_scsi_remove_fence(void)
 	CU_ASSERT_EQUAL(lt_metric(sport, "pnfs_mds_scsi_fencing"), 0);
 	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c1, &root), 0);
 	CU_ASSERT_EQUAL_FATAL(nc_open(c1, &root, "scsi", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &f1, &o1), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c1, &f1, SCSI, RW, 0, len, len, &o1, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c1, &f1, &(struct lt_get){ .type = SCSI, .iomode = RW, .len = len,
+			.minlen = len, .sid = &o1, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(l->type, SCSI);
 	/* The SCSI device address: LUNs by designator, with this client's key. The first one puts
 	 * the pool under the MDS's reservation. */
@@ -457,11 +474,13 @@ static void test_scsi_remove_fence(void)
 	CU_ASSERT_EQUAL_FATAL(blkmap_vol_pr_register(v1), 0);
 	CU_ASSERT_EQUAL_FATAL(write_through(v1, l, data, len), 0);
 	as_written(l, ext);
-	CU_ASSERT_EQUAL(lt_layoutcommit(c1, &f1, SCSI, &l->sid, 0, len, (int64_t)len - 1, ext, l->n, 0, 0, &ns), 0);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c1, &f1, &(struct lt_commit){ .type = SCSI, .sid = &l->sid, .len = len,
+			.last_write = (int64_t)len - 1, .ext = ext, .n = l->n, .newsize = &ns }), 0);
 	CU_ASSERT_EQUAL(ns, len);
 	/* Another client gets its own key; an initiator nobody registered cannot write at all. */
 	CU_ASSERT_EQUAL_FATAL(nc_open(c2, &root, "scsi-b", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &f2, &o2), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c2, &f2, SCSI, RW, 0, 65536, 65536, &o2, MAXC, l2), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c2, &f2, &(struct lt_get){ .type = SCSI, .iomode = RW, .len = 65536,
+			.minlen = 65536, .sid = &o2, .maxcount = MAXC }, l2), 0);
 	v2 = lt_device_volume(c2, x2, slab, l2->ext[0].bex_vol_id, SCSI);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(v2);
 	CU_ASSERT_EQUAL(blkmap_vol_pr_key(v2, 0), (uint64_t)c2->clientid);
@@ -532,14 +551,16 @@ static void test_scsi_lease_expiry(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c2);
 	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c1, &root), 0);
 	CU_ASSERT_EQUAL_FATAL(nc_open(c1, &root, "lease", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &f1, &o1), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c1, &f1, SCSI, RW, 0, len, len, &o1, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c1, &f1, &(struct lt_get){ .type = SCSI, .iomode = RW, .len = len,
+			.minlen = len, .sid = &o1, .maxcount = MAXC }, l), 0);
 	v1 = lt_device_volume(c1, x1, slab, l->ext[0].bex_vol_id, SCSI);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(v1);
 	CU_ASSERT_EQUAL_FATAL(blkmap_vol_pr_register(v1), 0);
 	test_fill_random(data, len, 11);
 	CU_ASSERT_EQUAL_FATAL(write_through(v1, l, data, len), 0);
 	as_written(l, ext);
-	CU_ASSERT_EQUAL(lt_layoutcommit(c1, &f1, SCSI, &l->sid, 0, len, (int64_t)len - 1, ext, l->n, 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c1, &f1, &(struct lt_commit){ .type = SCSI, .sid = &l->sid, .len = len,
+			.last_write = (int64_t)len - 1, .ext = ext, .n = l->n }), 0);
 	/* B truncates: the blocks leave the file but A's layout still covers them. */
 	CU_ASSERT_EQUAL_FATAL(nc_open(c2, &root, "lease", 0, OPEN4_SHARE_ACCESS_BOTH, 0, &f2, &o2), 0);
 	CU_ASSERT_EQUAL(nc_setattr_size(c2, &f2, &o2, 0), 0);

@@ -113,34 +113,42 @@ static void test_stateid_seqids(void)
 	create(c, "seqid", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
 	create(c, "seqid2", OPEN4_SHARE_ACCESS_BOTH, &fh2, &open2);
 	/* RFC 8881 §12.5.3: the first LAYOUTGET from a non-layout stateid gives seqid 1 ... */
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 8192, 8192, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 8192,
+			.minlen = 8192, .sid = &open, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(l->sid.seqid, 1);
 	CU_ASSERT(l->return_on_close);
 	CU_ASSERT_NOT_EQUAL(memcmp(l->sid.other, open.other, NFS4_OTHER_SIZE), 0);
 	ls = l->sid;
 	/* ... and every later LAYOUTGET adds one. */
 	for (uint32_t i = 0; i < 6; i++) {
-		CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, (i + 1) * 8192, 8192, 8192, &ls, MAXC, l), 0);
+		CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW,
+				.off = (i + 1) * 8192, .len = 8192, .minlen = 8192, .sid = &ls, .maxcount = MAXC }, l),
+				0);
 		CU_ASSERT_EQUAL(l->sid.seqid, i + 2);
 		CU_ASSERT_EQUAL(memcmp(l->sid.other, ls.other, NFS4_OTHER_SIZE), 0);
 		ls = l->sid;
 	}
 	/* Asking again with the open stateid finds the same layout stateid. */
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RD, 0, 4096, 0, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 4096, .sid = &open,
+			.maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(memcmp(l->sid.other, ls.other, NFS4_OTHER_SIZE), 0);
 	CU_ASSERT_EQUAL(l->sid.seqid, 8);
 	ls = l->sid;
 	old = ls;
 	old.seqid = ls.seqid - 1;
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 0, &old, MAXC, l), NFS4ERR_OLD_STATEID);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 4096, .sid = &old,
+			.maxcount = MAXC }, l), NFS4ERR_OLD_STATEID);
 	bad = ls;
 	bad.seqid = ls.seqid + 1;
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 0, &bad, MAXC, l), NFS4ERR_BAD_STATEID);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 4096, .sid = &bad,
+			.maxcount = MAXC }, l), NFS4ERR_BAD_STATEID);
 	bad = ls;
 	bad.other[NFS4_OTHER_SIZE - 1] ^= 0x5a;
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 0, &bad, MAXC, l), NFS4ERR_BAD_STATEID);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 4096, .sid = &bad,
+			.maxcount = MAXC }, l), NFS4ERR_BAD_STATEID);
 	/* A layout stateid names one file. */
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh2, BLK, RW, 0, 4096, 0, &ls, MAXC, l), NFS4ERR_BAD_STATEID);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh2, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 4096, .sid = &ls,
+			.maxcount = MAXC }, l), NFS4ERR_BAD_STATEID);
 	/* LAYOUTRETURN adds one too while something remains, and ends the stateid when nothing does. */
 	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, RW, 0, 8192, &ls, &present), 0);
 	CU_ASSERT(present);
@@ -220,7 +228,8 @@ static void test_rw_alignment(void)
 	create(c, "align", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
 	CU_ASSERT_EQUAL(space_used(c, &fh), 0);
 	/* Less than a stripe unit: whole blocks around the range, INVALID (allocated, unwritten). */
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 5000, 10000, 1, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .off = 5000,
+			.len = 10000, .minlen = 1, .sid = &open, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(l->off, 4096);
 	CU_ASSERT_EQUAL(l->len, 12288);
 	CU_ASSERT_EQUAL(l->iomode, RW);
@@ -233,7 +242,8 @@ static void test_rw_alignment(void)
 	CU_ASSERT_EQUAL(space_used(c, &fh), 12288);
 	/* A stripe unit or more: whole stripe units, each on one LUN (volume offset = file offset
 	 * modulo the unit). */
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, (1 << 20) + 100, 300 << 10, 1, &l->sid, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .off = (1 << 20) + 100,
+			.len = 300 << 10, .minlen = 1, .sid = &l->sid, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(l->off, 1 << 20);
 	CU_ASSERT_EQUAL((l->off + l->len) % SU, 0);
 	CU_ASSERT(l->off + l->len >= (1 << 20) + 100 + (300 << 10));
@@ -249,7 +259,8 @@ static void test_rw_alignment(void)
 	/* Already allocated: nothing new, the same extents again. */
 	{
 		struct lt_layout *again = calloc(1, sizeof(*again));
-		CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 1 << 20, 64 << 10, 1, &l->sid, MAXC, again), 0);
+		CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .off = 1 << 20,
+				.len = 64 << 10, .minlen = 1, .sid = &l->sid, .maxcount = MAXC }, again), 0);
 		CU_ASSERT_EQUAL(again->ext[0].bex_storage_offset, l->ext[0].bex_storage_offset);
 		CU_ASSERT_EQUAL(space_used(c, &fh), 12288 + l->len);
 		free(again);
@@ -272,7 +283,8 @@ static void test_read_layouts(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	create(c, "read", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
 	/* An empty file: one hole, as long as the client needs (minlength). */
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RD, 0, NFS4_UINT64_MAX, 4 * BS, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RD, .len = NFS4_UINT64_MAX,
+			.minlen = 4 * BS, .sid = &open, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(l->off, 0);
 	CU_ASSERT_EQUAL(l->len, 4 * BS);
 	CU_ASSERT_EQUAL_FATAL(l->n, 1);
@@ -282,7 +294,8 @@ static void test_read_layouts(void)
 	test_fill_random(buf, sizeof(buf), 1);
 	CU_ASSERT_EQUAL(nc_write(c, &fh, &open, 0, buf, sizeof(buf), FILE_SYNC4), 0);
 	CU_ASSERT_EQUAL(nc_write(c, &fh, &open, 1 << 20, buf, 4096, FILE_SYNC4), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RD, 0, NFS4_UINT64_MAX, 0, &l->sid, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RD, .len = NFS4_UINT64_MAX,
+			.sid = &l->sid, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(l->len, (1 << 20) + 4096);
 	CU_ASSERT_EQUAL_FATAL(l->n, 3);
 	CU_ASSERT_EQUAL(l->ext[0].bex_state, PNFS_BLOCK_READ_DATA);
@@ -292,11 +305,13 @@ static void test_read_layouts(void)
 	CU_ASSERT_EQUAL(l->ext[2].bex_state, PNFS_BLOCK_READ_DATA);
 	CU_ASSERT_EQUAL(l->ext[2].bex_file_offset, 1 << 20);
 	/* RW sees the same data as READ_WRITE_DATA at the same place. */
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 8192, 0, &l->sid, MAXC, w), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 8192,
+			.sid = &l->sid, .maxcount = MAXC }, w), 0);
 	CU_ASSERT_EQUAL(w->ext[0].bex_state, PNFS_BLOCK_READ_WRITE_DATA);
 	CU_ASSERT_EQUAL(w->ext[0].bex_storage_offset, l->ext[0].bex_storage_offset);
 	/* Past the end of file there is only a hole. */
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RD, 10 << 20, 4096, 4096, &w->sid, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RD, .off = 10 << 20,
+			.len = 4096, .minlen = 4096, .sid = &w->sid, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(l->off, 10 << 20);
 	CU_ASSERT_EQUAL_FATAL(l->n, 1);
 	CU_ASSERT_EQUAL(l->ext[0].bex_state, PNFS_BLOCK_NONE_DATA);
@@ -317,10 +332,14 @@ static void test_merge_and_limits(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	/* Four separate allocations, contiguous on the volume: one extent when asked together. */
 	create(c, "merge", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 4096, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 4096, .minlen = 4096,
+			.sid = &open, .maxcount = MAXC }, l), 0);
 	for (int i = 1; i < 4; i++)
-		CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, (uint64_t)i * 4096, 4096, 4096, &l->sid, MAXC, l), 0);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 16384, 16384, &l->sid, MAXC, l), 0);
+		CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW,
+				.off = (uint64_t)i * 4096, .len = 4096, .minlen = 4096, .sid = &l->sid,
+				.maxcount = MAXC }, l), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 16384, .minlen = 16384,
+			.sid = &l->sid, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(l->n, 1);
 	CU_ASSERT_EQUAL(l->ext[0].bex_length, 16384);
 	/* Fragmented: 32 written blocks with holes between. */
@@ -328,19 +347,24 @@ static void test_merge_and_limits(void)
 	test_fill_random(blk, sizeof(blk), 2);
 	for (int i = 0; i < 32; i++)
 		CU_ASSERT_EQUAL(nc_write(c, &fh2, &open2, (uint64_t)i * 2 * BS, blk, sizeof(blk), FILE_SYNC4), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RD, 0, 64 * BS, 0, &open2, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 64 * BS,
+			.sid = &open2, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(l->n, 63); /* data, hole, ..., data (the file ends with the last block) */
 	/* loga_maxcount bounds the extents: room for 10 (36 fixed bytes + 44 per extent). */
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RD, 0, 64 * BS, 0, &l->sid, 36 + 44 * 10, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 64 * BS,
+			.sid = &l->sid, .maxcount = 36 + 44 * 10 }, l), 0);
 	CU_ASSERT_EQUAL(l->n, 10);
 	CU_ASSERT_EQUAL(l->len, 10 * BS);
 	/* ... and a client that needs more than fits is told so. */
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh2, BLK, RD, 0, 64 * BS, 20 * BS, &l->sid, 36 + 44 * 10, l), NFS4ERR_TOOSMALL);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh2, BLK, RD, 0, 64 * BS, 0, &l->sid, 50, l), NFS4ERR_TOOSMALL);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh2, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 64 * BS,
+			.minlen = 20 * BS, .sid = &l->sid, .maxcount = 36 + 44 * 10 }, l), NFS4ERR_TOOSMALL);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh2, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 64 * BS,
+			.sid = &l->sid, .maxcount = 50 }, l), NFS4ERR_TOOSMALL);
 	/* An RW layout cut short by maxcount keeps no allocation beyond what it gave. */
 	{
 		uint64_t before = space_used(c, &fh2);
-		CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RW, 0, 64 * BS, 0, &l->sid, 36 + 44 * 4, l), 0);
+		CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 64 * BS,
+				.sid = &l->sid, .maxcount = 36 + 44 * 4 }, l), 0);
 		CU_ASSERT_EQUAL(l->n, 4);
 		CU_ASSERT_EQUAL(space_used(c, &fh2), before + 2 * BS);
 	}
@@ -350,78 +374,251 @@ static void test_merge_and_limits(void)
 	free(l);
 }
 
-static void test_bad_arguments(void)
-{
-	struct nc *c = client("lo-args");
-	struct nc_fh fh, ro, root, dir;
-	stateid4 open, rosid;
-	struct lt_layout *l = calloc(1, sizeof(*l));
+/* Argument errors, one case each. A case opens its own file (named after the case) on its own
+ * client; args_rw_layout adds an RW layout of the first 8 KiB with its extents as written. */
+struct args_case {
+	struct nc *c;
+	struct nc_fh root, fh;
+	stateid4 open;
+	struct lt_layout *l;
 	pnfs_block_extent4 ext[4];
+};
+
+static void args_open(struct args_case *a, const char *name)
+{
+	char owner[64];
+
+	memset(a, 0, sizeof(*a));
+	snprintf(owner, sizeof(owner), "lo-args-%s", name);
+	a->c = client(owner);
+	a->l = calloc(1, sizeof(*a->l));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a->c);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a->l);
+	CU_ASSERT_EQUAL_FATAL(nc_rootfh(a->c, &a->root), 0);
+	create(a->c, name, OPEN4_SHARE_ACCESS_BOTH, &a->fh, &a->open);
+}
+
+static void args_rw_layout(struct args_case *a)
+{
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a->c, &a->fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 8192,
+			.minlen = 8192, .sid = &a->open, .maxcount = MAXC }, a->l), 0);
+	as_written(a->l, a->ext);
+}
+
+/* LAYOUTCOMMIT of the first 8 KiB, last write at 4095, with the one extent e: the status. */
+static int args_commit_one(struct args_case *a, const pnfs_block_extent4 *e)
+{
+	return lt_layoutcommit(a->c, &a->fh, &(struct lt_commit){ .type = BLK, .sid = &a->l->sid, .len = 8192,
+			.last_write = 4095, .ext = e, .n = 1 });
+}
+
+static void args_close(struct args_case *a)
+{
+	nc_close(a->c, &a->fh, &a->open);
+	nc_free(a->c);
+	free(a->l);
+}
+
+static void test_layoutget_bad_range(void)
+{
+	struct args_case a;
+
+	args_open(&a, "args-range");
+	/* length 0, minlength beyond length, a range past the end of offsets */
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 0, .sid = &a.open,
+			.maxcount = MAXC }, a.l), NFS4ERR_INVAL);
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 4096,
+			.minlen = 8192, .sid = &a.open, .maxcount = MAXC }, a.l), NFS4ERR_INVAL);
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, &(struct lt_get){ .type = BLK, .iomode = RW,
+			.off = NFS4_UINT64_MAX - 10, .len = 4096, .sid = &a.open, .maxcount = MAXC }, a.l),
+			NFS4ERR_INVAL);
+	args_close(&a);
+}
+
+static void test_layoutget_iomode_any(void)
+{
+	struct args_case a;
+
+	args_open(&a, "args-any");
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, &(struct lt_get){ .type = BLK, .iomode = ANY, .len = 4096,
+			.sid = &a.open, .maxcount = MAXC }, a.l), NFS4ERR_BADIOMODE);
+	args_close(&a);
+}
+
+static void test_layoutget_unknown_type(void)
+{
+	struct args_case a;
+
+	args_open(&a, "args-type");
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, &(struct lt_get){ .type = LAYOUT4_NFSV4_1_FILES, .iomode = RW,
+			.len = 4096, .sid = &a.open, .maxcount = MAXC }, a.l),
+			NFS4ERR_UNKNOWN_LAYOUTTYPE);
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &a.fh, &(struct lt_get){ .type = LAYOUT4_FLEX_FILES, .iomode = RW,
+			.len = 4096, .sid = &a.open, .maxcount = MAXC }, a.l),
+			NFS4ERR_UNKNOWN_LAYOUTTYPE);
+	args_close(&a);
+}
+
+/* Not a regular file: no layouts. */
+static void test_layoutget_directory(void)
+{
+	struct args_case a;
+	struct nc_fh dir;
+
+	args_open(&a, "args-dir-file");
+	CU_ASSERT_EQUAL_FATAL(nc_mkdir(a.c, &a.root, "args-dir", 0755, &dir), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &dir, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 4096,
+			.sid = &a.open, .maxcount = MAXC }, a.l), NFS4ERR_LAYOUTUNAVAILABLE);
+	args_close(&a);
+}
+
+/* Opened for reading: READ layouts only, and LAYOUTCOMMIT needs an RW layout covering what it
+ * commits. */
+static void test_read_open_read_layouts_only(void)
+{
+	struct args_case a;
+	struct nc_fh ro;
+	stateid4 rosid;
 	int present;
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-	create(c, "args", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 0, 0, &open, MAXC, l), NFS4ERR_INVAL);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 8192, &open, MAXC, l), NFS4ERR_INVAL);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, RW, NFS4_UINT64_MAX - 10, 4096, 0, &open, MAXC, l), NFS4ERR_INVAL);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, ANY, 0, 4096, 0, &open, MAXC, l), NFS4ERR_BADIOMODE);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, LAYOUT4_NFSV4_1_FILES, RW, 0, 4096, 0, &open, MAXC, l),
+	args_open(&a, "args-ro");
+	CU_ASSERT_EQUAL_FATAL(nc_close(a.c, &a.fh, &a.open), 0);
+	CU_ASSERT_EQUAL_FATAL(nc_open(a.c, &a.root, "args-ro", 0, OPEN4_SHARE_ACCESS_READ, 0, &ro, &rosid), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(a.c, &ro, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 4096, .sid = &rosid,
+			.maxcount = MAXC }, a.l), NFS4ERR_OPENMODE);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a.c, &ro, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 4096,
+			.sid = &rosid, .maxcount = MAXC }, a.l), 0);
+	a.ext[0] = a.l->ext[0];
+	a.ext[0].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
+	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &ro, &(struct lt_commit){ .type = BLK, .sid = &a.l->sid, .len = 4096,
+			.last_write = 4095, .ext = a.ext, .n = 1 }),
+			NFS4ERR_BADIOMODE);
+	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &ro, &(struct lt_commit){ .type = BLK, .sid = &rosid, .len = 4096,
+			.last_write = 4095, .ext = a.ext, .n = 1 }),
+			NFS4ERR_BADLAYOUT);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &ro, BLK, ANY, 0, NFS4_UINT64_MAX, &a.l->sid, &present), 0);
+	CU_ASSERT_EQUAL(nc_close(a.c, &ro, &rosid), 0);
+	nc_free(a.c);
+	free(a.l);
+}
+
+static void test_layoutcommit_outside_layout(void)
+{
+	struct args_case a;
+	pnfs_block_extent4 e;
+
+	args_open(&a, "args-outside");
+	args_rw_layout(&a);
+	e = a.ext[0];
+	e.bex_file_offset = 1 << 20;
+	CU_ASSERT_EQUAL(args_commit_one(&a, &e), NFS4ERR_BADLAYOUT);
+	args_close(&a);
+}
+
+static void test_layoutcommit_not_written_state(void)
+{
+	struct args_case a;
+	pnfs_block_extent4 e;
+
+	args_open(&a, "args-state");
+	args_rw_layout(&a);
+	e = a.ext[0];
+	e.bex_state = PNFS_BLOCK_INVALID_DATA;
+	CU_ASSERT_EQUAL(args_commit_one(&a, &e), NFS4ERR_BADLAYOUT);
+	args_close(&a);
+}
+
+static void test_layoutcommit_other_device(void)
+{
+	struct args_case a;
+	pnfs_block_extent4 e;
+
+	args_open(&a, "args-device");
+	args_rw_layout(&a);
+	e = a.ext[0];
+	e.bex_vol_id[3] ^= 1;
+	CU_ASSERT_EQUAL(args_commit_one(&a, &e), NFS4ERR_BADLAYOUT);
+	args_close(&a);
+}
+
+/* The last write outside the range committed. */
+static void test_layoutcommit_last_write_outside(void)
+{
+	struct args_case a;
+
+	args_open(&a, "args-lastwrite");
+	args_rw_layout(&a);
+	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &a.fh, &(struct lt_commit){ .type = BLK, .sid = &a.l->sid, .len = 8192,
+			.last_write = 9000, .ext = a.ext, .n = a.l->n }),
+			NFS4ERR_INVAL);
+	args_close(&a);
+}
+
+static void test_layoutreturn_bad_iomode(void)
+{
+	struct args_case a;
+	int present;
+
+	args_open(&a, "args-ret-iomode");
+	args_rw_layout(&a);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &a.fh, BLK, 7, 0, 4096, &a.l->sid, &present), NFS4ERR_INVAL);
+	args_close(&a);
+}
+
+static void test_layoutreturn_empty_range(void)
+{
+	struct args_case a;
+	int present;
+
+	args_open(&a, "args-ret-range");
+	args_rw_layout(&a);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &a.fh, BLK, RW, 0, 0, &a.l->sid, &present), NFS4ERR_INVAL);
+	args_close(&a);
+}
+
+/* A layout stateid given with another file, and an open stateid where a layout stateid belongs. */
+static void test_layoutreturn_wrong_stateid(void)
+{
+	struct args_case a;
+	struct nc_fh dir;
+	int present;
+
+	args_open(&a, "args-ret-sid");
+	args_rw_layout(&a);
+	CU_ASSERT_EQUAL_FATAL(nc_mkdir(a.c, &a.root, "args-ret-sid-dir", 0755, &dir), 0);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &dir, BLK, RW, 0, 4096, &a.l->sid, &present),
+			NFS4ERR_BAD_STATEID);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &a.fh, BLK, RW, 0, 4096, &a.open, &present), NFS4ERR_BAD_STATEID);
+	args_close(&a);
+}
+
+/* GETDEVICEINFO of our device with a layout type it does not have. */
+static void test_getdeviceinfo_wrong_type(void)
+{
+	struct args_case a;
+	unsigned char devid[NFS4_DEVICEID4_SIZE];
+
+	args_open(&a, "args-gdi-type");
+	args_rw_layout(&a);
+	memcpy(devid, a.l->ext[0].bex_vol_id, sizeof(devid));
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(a.c, devid, LAYOUT4_NFSV4_1_FILES, 4096, 0, NULL, NULL, NULL),
 			NFS4ERR_UNKNOWN_LAYOUTTYPE);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, LAYOUT4_FLEX_FILES, RW, 0, 4096, 0, &open, MAXC, l),
-			NFS4ERR_UNKNOWN_LAYOUTTYPE);
-	/* Not a regular file: no layouts. */
-	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
-	CU_ASSERT_EQUAL_FATAL(nc_mkdir(c, &root, "args-dir", 0755, &dir), 0);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &dir, BLK, RD, 0, 4096, 0, &open, MAXC, l), NFS4ERR_LAYOUTUNAVAILABLE);
-	/* Opened for reading: READ layouts only. */
-	CU_ASSERT_EQUAL_FATAL(nc_close(c, &fh, &open), 0);
-	CU_ASSERT_EQUAL_FATAL(nc_open(c, &root, "args", 0, OPEN4_SHARE_ACCESS_READ, 0, &ro, &rosid), 0);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &ro, BLK, RW, 0, 4096, 0, &rosid, MAXC, l), NFS4ERR_OPENMODE);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &ro, BLK, RD, 0, 4096, 0, &rosid, MAXC, l), 0);
-	/* LAYOUTCOMMIT needs an RW layout covering what it commits. */
-	ext[0] = l->ext[0];
-	ext[0].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &ro, BLK, &l->sid, 0, 4096, 4095, ext, 1, 0, 0, NULL), NFS4ERR_BADIOMODE);
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &ro, BLK, &rosid, 0, 4096, 4095, ext, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &ro, BLK, ANY, 0, NFS4_UINT64_MAX, &l->sid, &present), 0);
-	CU_ASSERT_EQUAL(nc_close(c, &ro, &rosid), 0);
-	CU_ASSERT_EQUAL_FATAL(nc_open(c, &root, "args", 0, OPEN4_SHARE_ACCESS_BOTH, 0, &fh, &open), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 8192, 8192, &open, MAXC, l), 0);
-	as_written(l, ext);
-	{
-		pnfs_block_extent4 e = ext[0];
-		/* outside the layout */
-		e.bex_file_offset = 1 << 20;
-		CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
-		/* not READ_WRITE_DATA */
-		e = ext[0];
-		e.bex_state = PNFS_BLOCK_INVALID_DATA;
-		CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
-		/* another device */
-		e = ext[0];
-		e.bex_vol_id[3] ^= 1;
-		CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 4095, &e, 1, 0, 0, NULL), NFS4ERR_BADLAYOUT);
-	}
-	/* the last write outside the range committed */
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 8192, 9000, ext, l->n, 0, 0, NULL), NFS4ERR_INVAL);
-	/* LAYOUTRETURN: bad iomode and range, stateid of another file */
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, 7, 0, 4096, &l->sid, &present), NFS4ERR_INVAL);
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, RW, 0, 0, &l->sid, &present), NFS4ERR_INVAL);
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &dir, BLK, RW, 0, 4096, &l->sid, &present), NFS4ERR_BAD_STATEID);
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, RW, 0, 4096, &open, &present), NFS4ERR_BAD_STATEID);
-	/* GETDEVICEINFO of something that is not ours, or not of that type */
-	{
-		unsigned char devid[NFS4_DEVICEID4_SIZE];
-		memcpy(devid, l->ext[0].bex_vol_id, sizeof(devid));
-		CU_ASSERT_EQUAL(lt_getdeviceinfo(c, devid, LAYOUT4_NFSV4_1_FILES, 4096, 0, NULL, NULL, NULL),
-				NFS4ERR_UNKNOWN_LAYOUTTYPE);
-		CU_ASSERT_EQUAL(lt_getdeviceinfo(c, devid, LAYOUT4_SCSI, 4096, 0, NULL, NULL, NULL), NFS4ERR_INVAL);
-		devid[15] ^= 0x77;
-		CU_ASSERT_EQUAL(lt_getdeviceinfo(c, devid, BLK, 4096, 0, NULL, NULL, NULL), NFS4ERR_NOENT);
-	}
-	nc_close(c, &fh, &open);
-	nc_free(c);
-	free(l);
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(a.c, devid, LAYOUT4_SCSI, 4096, 0, NULL, NULL, NULL), NFS4ERR_INVAL);
+	args_close(&a);
+}
+
+/* GETDEVICEINFO of a device ID that is not ours. */
+static void test_getdeviceinfo_unknown_device(void)
+{
+	struct args_case a;
+	unsigned char devid[NFS4_DEVICEID4_SIZE];
+
+	args_open(&a, "args-gdi-noent");
+	args_rw_layout(&a);
+	memcpy(devid, a.l->ext[0].bex_vol_id, sizeof(devid));
+	devid[15] ^= 0x77;
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(a.c, devid, BLK, 4096, 0, NULL, NULL, NULL), NFS4ERR_NOENT);
+	args_close(&a);
 }
 
 /* ---- LAYOUTCOMMIT ------------------------------------------------------------------------------ */
@@ -439,21 +636,25 @@ static void test_commit(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	create(c, "commit", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 64 << 10, 64 << 10, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 64 << 10,
+			.minlen = 64 << 10, .sid = &open, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(l->ext[0].bex_state, PNFS_BLOCK_INVALID_DATA);
 	/* The first 16 KiB were written: they become data, the size follows the last write. */
 	ext[0] = l->ext[0];
 	ext[0].bex_length = 16384;
 	ext[0].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, 0, 16384, 16383, ext, 1, 0, 0, &ns), 0);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, &(struct lt_commit){ .type = BLK, .sid = &l->sid, .len = 16384,
+			.last_write = 16383, .ext = ext, .n = 1, .newsize = &ns }), 0);
 	CU_ASSERT_EQUAL(ns, 16384);
 	CU_ASSERT_EQUAL(file_size(c, &fh), 16384);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RD, 0, 64 << 10, 0, &l->sid, MAXC, r), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 64 << 10,
+			.sid = &l->sid, .maxcount = MAXC }, r), 0);
 	CU_ASSERT_EQUAL_FATAL(r->n, 1);
 	CU_ASSERT_EQUAL(r->ext[0].bex_state, PNFS_BLOCK_READ_DATA);
 	CU_ASSERT_EQUAL(r->ext[0].bex_storage_offset, l->ext[0].bex_storage_offset);
 	/* An empty layoutupdate: only the size moves; the blocks stay unwritten and read as zeros. */
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &r->sid, 0, 64 << 10, 32767, NULL, 0, 0, 1, &ns), 0);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, &(struct lt_commit){ .type = BLK, .sid = &r->sid, .len = 64 << 10,
+			.last_write = 32767, .body_empty = 1, .newsize = &ns }), 0);
 	CU_ASSERT_EQUAL(ns, 32768);
 	memset(buf, 0xee, sizeof(buf));
 	CU_ASSERT_EQUAL(nc_read(c, &fh, &open, 16384, buf, sizeof(buf), &got), 0);
@@ -464,20 +665,24 @@ static void test_commit(void)
 			break;
 		}
 	/* Committing again changes nothing: the size is unchanged. */
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &r->sid, 0, 16384, 16383, ext, 1, 0, 0, &ns), 0);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, &(struct lt_commit){ .type = BLK, .sid = &r->sid, .len = 16384,
+			.last_write = 16383, .ext = ext, .n = 1, .newsize = &ns }), 0);
 	CU_ASSERT_EQUAL(ns, UINT64_MAX);
 	/* Split extents with storage offsets that say nothing (0): the file's map is what counts. */
 	create(c, "split", OPEN4_SHARE_ACCESS_BOTH, &fh2, &open2);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RW, 0, 16384, 16384, &open2, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 16384,
+			.minlen = 16384, .sid = &open2, .maxcount = MAXC }, l), 0);
 	memset(ext, 0, 2 * sizeof(*ext));
 	memcpy(ext[0].bex_vol_id, l->ext[0].bex_vol_id, NFS4_DEVICEID4_SIZE);
 	memcpy(ext[1].bex_vol_id, l->ext[0].bex_vol_id, NFS4_DEVICEID4_SIZE);
 	ext[0].bex_length = ext[1].bex_length = 8192;
 	ext[1].bex_file_offset = 8192;
 	ext[0].bex_state = ext[1].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh2, BLK, &l->sid, 0, 16384, 16383, ext, 2, 0, 0, &ns), 0);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh2, &(struct lt_commit){ .type = BLK, .sid = &l->sid, .len = 16384,
+			.last_write = 16383, .ext = ext, .n = 2, .newsize = &ns }), 0);
 	CU_ASSERT_EQUAL(ns, 16384);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RW, 0, 16384, 16384, &l->sid, MAXC, r), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 16384,
+			.minlen = 16384, .sid = &l->sid, .maxcount = MAXC }, r), 0);
 	CU_ASSERT_EQUAL_FATAL(r->n, 1);
 	CU_ASSERT_EQUAL(r->ext[0].bex_state, PNFS_BLOCK_READ_WRITE_DATA);
 	CU_ASSERT_EQUAL(r->ext[0].bex_storage_offset, l->ext[0].bex_storage_offset);
@@ -503,7 +708,8 @@ static void test_return_frees_unwritten(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	create(c, "ret", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 256 << 10, 256 << 10, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 256 << 10,
+			.minlen = 256 << 10, .sid = &open, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(space_used(c, &fh), 256 << 10);
 	ls = l->sid;
 	/* A part returned: its blocks go, the rest is still held. */
@@ -517,16 +723,19 @@ static void test_return_frees_unwritten(void)
 	e = l->ext[0];
 	e.bex_length = 64 << 10;
 	e.bex_state = PNFS_BLOCK_READ_WRITE_DATA;
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &ls, 0, 64 << 10, (64 << 10) - 1, &e, 1, 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, &(struct lt_commit){ .type = BLK, .sid = &ls, .len = 64 << 10,
+			.last_write = (64 << 10) - 1, .ext = &e, .n = 1 }), 0);
 	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh, BLK, ANY, 0, NFS4_UINT64_MAX, &ls, &present), 0);
 	CU_ASSERT(!present);
 	CU_ASSERT_EQUAL(space_used(c, &fh), 64 << 10);
 	/* LAYOUTRETURN4_FSID and _ALL: every layout of the client goes, on every file. */
 	create(c, "ret-fsid", OPEN4_SHARE_ACCESS_BOTH, &fh2, &open2);
 	create(c, "ret-all", OPEN4_SHARE_ACCESS_BOTH, &fh3, &open3);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RW, 0, 8192, 8192, &open2, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 8192,
+			.minlen = 8192, .sid = &open2, .maxcount = MAXC }, l), 0);
 	ls = l->sid;
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh3, BLK, RD, 0, 8192, 0, &open3, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh3, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 8192,
+			.sid = &open3, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
 	CU_ASSERT_EQUAL(lt_layoutreturn_bulk(c, &root, BLK, ANY), 0);
 	CU_ASSERT_EQUAL(lt_test_stateid(c, &ls, &code), 0);
@@ -534,14 +743,16 @@ static void test_return_frees_unwritten(void)
 	CU_ASSERT_EQUAL(lt_test_stateid(c, &l->sid, &code), 0);
 	CU_ASSERT_EQUAL(code, NFS4ERR_BAD_STATEID);
 	CU_ASSERT_EQUAL(space_used(c, &fh2), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RW, 0, 8192, 8192, &open2, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 8192,
+			.minlen = 8192, .sid = &open2, .maxcount = MAXC }, l), 0);
 	ls = l->sid;
 	CU_ASSERT_EQUAL(lt_layoutreturn_bulk(c, NULL, BLK, ANY), 0);
 	CU_ASSERT_EQUAL(lt_test_stateid(c, &ls, &code), 0);
 	CU_ASSERT_EQUAL(code, NFS4ERR_BAD_STATEID);
 	CU_ASSERT_EQUAL(space_used(c, &fh2), 0);
 	/* Return-on-close: closing the last open returns the layout. */
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh3, BLK, RW, 0, 8192, 8192, &open3, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh3, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 8192,
+			.minlen = 8192, .sid = &open3, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(space_used(c, &fh3), 8192);
 	CU_ASSERT_EQUAL(nc_close(c, &fh3, &open3), 0);
 	CU_ASSERT_EQUAL(lt_test_stateid(c, &l->sid, &code), 0);
@@ -561,37 +772,36 @@ static void test_devices(void)
 	struct nc_fh fh, root;
 	stateid4 open;
 	struct lt_layout *l = calloc(1, sizeof(*l));
-	unsigned char ids[8][NFS4_DEVICEID4_SIZE], more[8][NFS4_DEVICEID4_SIZE], verf[8], zero[8] = { 0 };
+	unsigned char zero[NFS4_VERIFIER_SIZE] = { 0 };
+	struct lt_devlist dl, more;
 	uint32_t notif = 0, mincount = 0;
-	uint64_t cookie;
 	device_addr4 da = { 0 };
 	struct blkmap_vol *vol = NULL;
 	struct blkmap_ctx *ctx;
 	struct blkmap_ctx_opts bo;
-	unsigned n;
-	int eof;
 	char err[256];
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
 	/* GETDEVICELIST: the pool volume, once, with a verifier for resuming. */
-	CU_ASSERT_EQUAL_FATAL(lt_getdevicelist(c, &root, BLK, 0, zero, ids, &n, &cookie, verf, &eof), 0);
-	CU_ASSERT_EQUAL(n, 1);
-	CU_ASSERT(eof);
-	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, BLK, cookie, verf, more, &n, NULL, NULL, &eof), 0);
-	CU_ASSERT_EQUAL(n, 0);
-	CU_ASSERT(eof);
-	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, BLK, cookie, zero, more, &n, NULL, NULL, &eof), NFS4ERR_NOT_SAME);
-	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, BLK, 77, verf, more, &n, NULL, NULL, &eof), NFS4ERR_BAD_COOKIE);
+	CU_ASSERT_EQUAL_FATAL(lt_getdevicelist(c, &root, BLK, 0, zero, &dl), 0);
+	CU_ASSERT_EQUAL(dl.n, 1);
+	CU_ASSERT(dl.eof);
+	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, BLK, dl.cookie, dl.verf, &more), 0);
+	CU_ASSERT_EQUAL(more.n, 0);
+	CU_ASSERT(more.eof);
+	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, BLK, dl.cookie, zero, &more), NFS4ERR_NOT_SAME);
+	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, BLK, 77, dl.verf, &more), NFS4ERR_BAD_COOKIE);
 	/* The extents of a layout name that device. */
 	create(c, "devices", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 4096, 4096, &open, MAXC, l), 0);
-	CU_ASSERT_EQUAL(memcmp(l->ext[0].bex_vol_id, ids[0], NFS4_DEVICEID4_SIZE), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 4096,
+			.minlen = 4096, .sid = &open, .maxcount = MAXC }, l), 0);
+	CU_ASSERT_EQUAL(memcmp(l->ext[0].bex_vol_id, dl.ids[0], NFS4_DEVICEID4_SIZE), 0);
 	/* Too small a maxcount: NFS4ERR_TOOSMALL with the size needed, which then works. */
-	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, ids[0], BLK, 16, 0, NULL, NULL, &mincount), NFS4ERR_TOOSMALL);
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, dl.ids[0], BLK, 16, 0, NULL, NULL, &mincount), NFS4ERR_TOOSMALL);
 	CU_ASSERT(mincount > 16);
-	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, ids[0], BLK, mincount - 4, 0, NULL, NULL, NULL), NFS4ERR_TOOSMALL);
-	CU_ASSERT_EQUAL_FATAL(lt_getdeviceinfo(c, ids[0], BLK, mincount,
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, dl.ids[0], BLK, mincount - 4, 0, NULL, NULL, NULL), NFS4ERR_TOOSMALL);
+	CU_ASSERT_EQUAL_FATAL(lt_getdeviceinfo(c, dl.ids[0], BLK, mincount,
 					       (1u << NOTIFY_DEVICEID4_CHANGE) | (1u << NOTIFY_DEVICEID4_DELETE) | 1u,
 					       &da, &notif, NULL),
 			      0);
@@ -612,7 +822,7 @@ static void test_devices(void)
 	blkmap_ctx_opts_init(&bo);
 	bo.initiator_name = "iqn.2024-01.test.pnfs:lo-devices";
 	CU_ASSERT_EQUAL_FATAL(blkmap_ctx_create(&bo, &ctx), 0);
-	vol = lt_device_volume(c, ctx, lab, ids[0], BLK);
+	vol = lt_device_volume(c, ctx, lab, dl.ids[0], BLK);
 	CU_ASSERT_PTR_NOT_NULL(vol);
 	for (uint32_t i = 0; vol && i < 4; i++)
 		CU_ASSERT_PTR_NOT_NULL(blkmap_vol_leaf_dev(vol, 2 * i));
@@ -620,7 +830,7 @@ static void test_devices(void)
 	blkmap_ctx_destroy(ctx);
 	/* maxcount 0: the notification bits only. */
 	memset(&da, 0, sizeof(da));
-	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, ids[0], BLK, 0, 1u << NOTIFY_DEVICEID4_CHANGE, &da, &notif, NULL), 0);
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, dl.ids[0], BLK, 0, 1u << NOTIFY_DEVICEID4_CHANGE, &da, &notif, NULL), 0);
 	CU_ASSERT_EQUAL(da.da_addr_body.da_addr_body_len, 0);
 	CU_ASSERT_EQUAL(notif, 1u << NOTIFY_DEVICEID4_CHANGE);
 	proto_device_addr_free(&da);
@@ -647,9 +857,11 @@ static void test_conflict_recall(void)
 	create(a, "conflict", OPEN4_SHARE_ACCESS_BOTH, &fa, &oa);
 	CU_ASSERT_EQUAL_FATAL(nc_rootfh(b, &root), 0);
 	CU_ASSERT_EQUAL_FATAL(nc_open(b, &root, "conflict", 0, OPEN4_SHARE_ACCESS_BOTH, 0, &fb, &ob), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fa, BLK, RW, 0, 64 << 10, 64 << 10, &oa, MAXC, la), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fa, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 64 << 10,
+			.minlen = 64 << 10, .sid = &oa, .maxcount = MAXC }, la), 0);
 	/* B wants to read what A may be writing: A is recalled, B is told to try later. */
-	CU_ASSERT_EQUAL(lt_layoutget(b, &fb, BLK, RD, 0, 64 << 10, 0, &ob, MAXC, lb), NFS4ERR_LAYOUTTRYLATER);
+	CU_ASSERT_EQUAL(lt_layoutget(b, &fb, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 64 << 10, .sid = &ob,
+			.maxcount = MAXC }, lb), NFS4ERR_LAYOUTTRYLATER);
 	nc_serve_callbacks(a, 2000, 1);
 	CU_ASSERT_EQUAL_FATAL(a->cb_layoutrecalls, 1);
 	CU_ASSERT_EQUAL(a->cb_last_layoutrecall.clora_type, BLK);
@@ -666,26 +878,32 @@ static void test_conflict_recall(void)
 	CU_ASSERT_EQUAL(rf->lor_stateid.seqid, la->sid.seqid + 1);
 	CU_ASSERT(lt_metric(mport, "pnfs_mds_layouts_recalled_total") >= recalls0 + 1);
 	/* Asking again while one's own recall is out: RECALLCONFLICT. */
-	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, BLK, RW, 0, 4096, 0, &oa, MAXC, la), NFS4ERR_RECALLCONFLICT);
+	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 4096, .sid = &oa,
+			.maxcount = MAXC }, la), NFS4ERR_RECALLCONFLICT);
 	/* B still waits; A returns with the recall's stateid; then B gets its layout. */
-	CU_ASSERT_EQUAL(lt_layoutget(b, &fb, BLK, RD, 0, 64 << 10, 0, &ob, MAXC, lb), NFS4ERR_LAYOUTTRYLATER);
+	CU_ASSERT_EQUAL(lt_layoutget(b, &fb, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 64 << 10, .sid = &ob,
+			.maxcount = MAXC }, lb), NFS4ERR_LAYOUTTRYLATER);
 	{
 		stateid4 s = rf->lor_stateid;
 		CU_ASSERT_EQUAL(lt_layoutreturn_file(a, &fa, BLK, ANY, 0, NFS4_UINT64_MAX, &s, &present), 0);
 		CU_ASSERT(!present);
 	}
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(b, &fb, BLK, RD, 0, 64 << 10, 0, &ob, MAXC, lb), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(b, &fb, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 64 << 10,
+			.sid = &ob, .maxcount = MAXC }, lb), 0);
 	/* Two readers share a range. */
-	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, BLK, RD, 0, 64 << 10, 0, &oa, MAXC, la), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, &(struct lt_get){ .type = BLK, .iomode = RD, .len = 64 << 10, .sid = &oa,
+			.maxcount = MAXC }, la), 0);
 	CU_ASSERT_EQUAL(lt_layoutreturn_file(a, &fa, BLK, ANY, 0, NFS4_UINT64_MAX, &la->sid, &present), 0);
 	/* A writer recalls the reader; a reader answering NOMATCHING_LAYOUT counts as returned. */
 	b->cb_answer_layoutrecall = NFS4ERR_NOMATCHING_LAYOUT;
-	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, BLK, RW, 0, 64 << 10, 0, &oa, MAXC, la), NFS4ERR_LAYOUTTRYLATER);
+	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 64 << 10, .sid = &oa,
+			.maxcount = MAXC }, la), NFS4ERR_LAYOUTTRYLATER);
 	nc_serve_callbacks(b, 2000, 1);
 	CU_ASSERT_EQUAL(b->cb_layoutrecalls, 1);
 	CU_ASSERT_EQUAL(b->cb_last_layoutrecall.clora_iomode, ANY);
 	lt_idle(a, 300);
-	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, BLK, RW, 0, 64 << 10, 0, &oa, MAXC, la), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(a, &fa, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 64 << 10, .sid = &oa,
+			.maxcount = MAXC }, la), 0);
 	CU_ASSERT_EQUAL(lt_test_stateid(b, &lb->sid, &code), 0);
 	CU_ASSERT_EQUAL(code, NFS4ERR_BAD_STATEID);
 	nc_close(a, &fa, &oa);
@@ -711,9 +929,11 @@ static void test_truncate_remove_recall(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
 	CU_ASSERT_EQUAL(lt_metric(mport, pending), 0);
 	create(a, "trunc", OPEN4_SHARE_ACCESS_BOTH, &fa, &oa);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fa, BLK, RW, 0, 256 << 10, 256 << 10, &oa, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fa, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 256 << 10,
+			.minlen = 256 << 10, .sid = &oa, .maxcount = MAXC }, l), 0);
 	as_written(l, ext);
-	CU_ASSERT_EQUAL(lt_layoutcommit(a, &fa, BLK, &l->sid, 0, 256 << 10, (256 << 10) - 1, ext, l->n, 0, 0, NULL), 0);
+	CU_ASSERT_EQUAL(lt_layoutcommit(a, &fa, &(struct lt_commit){ .type = BLK, .sid = &l->sid, .len = 256 << 10,
+			.last_write = (256 << 10) - 1, .ext = ext, .n = l->n }), 0);
 	/* B truncates while A holds its layout: A is recalled (the file changed), and the blocks that
 	 * left the file wait until A gives the layout back. */
 	CU_ASSERT_EQUAL_FATAL(nc_rootfh(b, &root), 0);
@@ -735,12 +955,14 @@ static void test_truncate_remove_recall(void)
 	CU_ASSERT_EQUAL(lt_metric(mport, "pnfs_mds_pool_bytes{state=\"free\"}"), free0 + (256 << 10));
 	/* Remove while A holds a layout: recalled too, and no new layouts for what is left. */
 	create(a, "rm", OPEN4_SHARE_ACCESS_BOTH, &fr, &orr);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fr, BLK, RW, 0, 64 << 10, 64 << 10, &orr, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fr, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 64 << 10,
+			.minlen = 64 << 10, .sid = &orr, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(nc_remove(b, &root, "rm"), 0);
 	nc_serve_callbacks(a, 2000, 1);
 	CU_ASSERT_EQUAL(a->cb_layoutrecalls, 2);
 	CU_ASSERT_EQUAL(a->cb_last_layoutrecall.clora_changed, TRUE);
-	CU_ASSERT_EQUAL(lt_layoutget(a, &fr, BLK, RW, 0, 4096, 0, &orr, MAXC, l), NFS4ERR_LAYOUTUNAVAILABLE);
+	CU_ASSERT_EQUAL(lt_layoutget(a, &fr, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 4096, .sid = &orr,
+			.maxcount = MAXC }, l), NFS4ERR_LAYOUTUNAVAILABLE);
 	CU_ASSERT_EQUAL(nc_close(a, &fr, &orr), 0); /* return-on-close, then the orphan goes */
 	CU_ASSERT_EQUAL(lt_metric(mport, pending), 0);
 	nc_close(a, &fa, &oa);
@@ -770,10 +992,11 @@ static void test_truncate_own_layout_frees(void)
 	create(a, "trunc-own", OPEN4_SHARE_ACCESS_BOTH, &fa, &oa);
 	free0 = lt_metric(mport, "pnfs_mds_pool_bytes{state=\"free\"}");
 	for (int round = 0; round < 8; round++) {
-		CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fa, BLK, RW, 0, 256 << 10, 256 << 10, &oa, MAXC, l), 0);
+		CU_ASSERT_EQUAL_FATAL(lt_layoutget(a, &fa, &(struct lt_get){ .type = BLK, .iomode = RW,
+				.len = 256 << 10, .minlen = 256 << 10, .sid = &oa, .maxcount = MAXC }, l), 0);
 		as_written(l, ext);
-		CU_ASSERT_EQUAL(lt_layoutcommit(a, &fa, BLK, &l->sid, 0, 256 << 10, (256 << 10) - 1, ext, l->n, 0, 0,
-						NULL), 0);
+		CU_ASSERT_EQUAL(lt_layoutcommit(a, &fa, &(struct lt_commit){ .type = BLK, .sid = &l->sid,
+				.len = 256 << 10, .last_write = (256 << 10) - 1, .ext = ext, .n = l->n }), 0);
 		/* Down to 64 KiB: the client gives back what lies past it and keeps [0, 64 KiB). */
 		CU_ASSERT_EQUAL(nc_setattr_size(a, &fa, &oa, 64 << 10), 0);
 		/* the server recalls what lies past the new size (this client's own layout too) */
@@ -856,7 +1079,8 @@ static void test_pynfs_sequences(void)
 	struct nc_fh root, fh, fh2;
 	stateid4 open, open2, sid;
 	struct lt_layout *l = calloc(1, sizeof(*l));
-	unsigned char ids[8][NFS4_DEVICEID4_SIZE], zero[8] = { 0 };
+	unsigned char zero[NFS4_VERIFIER_SIZE] = { 0 };
+	struct lt_devlist dl;
 	device_addr4 da = { 0 };
 	struct blkmap_vol *vol = NULL;
 	pnfs_block_extent4 e;
@@ -875,33 +1099,38 @@ static void test_pynfs_sequences(void)
 	CU_ASSERT_EQUAL(n, 1);
 	CU_ASSERT(eof);
 	/* GETDINFO1: each block device's address, maxcount 0xffffffff, decodes as a block volume. */
-	CU_ASSERT_EQUAL_FATAL(lt_getdevicelist(c, &root, BLK, 0, zero, ids, &n, NULL, NULL, &eof), 0);
-	CU_ASSERT_EQUAL_FATAL(lt_getdeviceinfo(c, ids[0], BLK, 0xffffffff, 0, &da, NULL, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_getdevicelist(c, &root, BLK, 0, zero, &dl), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_getdeviceinfo(c, dl.ids[0], BLK, 0xffffffff, 0, &da, NULL, NULL), 0);
 	CU_ASSERT_EQUAL(da.da_layout_type, BLK);
 	CU_ASSERT_EQUAL(blkmap_vol_from_device_addr(&da, &vol, err, sizeof(err)), 0);
 	blkmap_vol_free(vol);
 	proto_device_addr_free(&da);
 	/* BLOCK3: two LAYOUTGETs, a LAYOUTCOMMIT of the last extent, then the same with an empty body. */
 	create(c, "pynfs-block3", OPEN4_SHARE_ACCESS_BOTH, &fh, &open);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 0, 8192, 8192, &open, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .len = 8192,
+			.minlen = 8192, .sid = &open, .maxcount = MAXC }, l), 0);
 	sid = l->sid;
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, BLK, RW, 8192, 8192, 8192, &sid, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = RW, .off = 8192,
+			.len = 8192, .minlen = 8192, .sid = &sid, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL_FATAL(l->sid.seqid, 2);
 	e = l->ext[l->n - 1];
 	e.bex_state = PNFS_BLOCK_READ_WRITE_DATA;
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, e.bex_file_offset, e.bex_length, 2 * 8192 - 1, &e, 1, 0, 0,
-					&ns),
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, &(struct lt_commit){ .type = BLK, .sid = &l->sid,
+			.off = e.bex_file_offset, .len = e.bex_length, .last_write = 2 * 8192 - 1, .ext = &e, .n = 1,
+			.newsize = &ns }),
 			0);
 	CU_ASSERT_EQUAL(ns, 16384);
-	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, BLK, &l->sid, e.bex_file_offset, e.bex_length, 2 * 8192 - 1, NULL, 0, 0,
-					1, &ns),
+	CU_ASSERT_EQUAL(lt_layoutcommit(c, &fh, &(struct lt_commit){ .type = BLK, .sid = &l->sid,
+			.off = e.bex_file_offset, .len = e.bex_length, .last_write = 2 * 8192 - 1, .body_empty = 1,
+			.newsize = &ns }),
 			0);
 	CU_ASSERT_EQUAL(ns, UINT64_MAX);
 	CU_ASSERT_EQUAL(file_size(c, &fh), 16384);
 	/* LAYOUTRET1: a READ layout of a new file to the end of every file, returned (FILE, ANY, empty
 	 * body): nothing is left, the stateid goes. */
 	create(c, "pynfs-layoutret1", OPEN4_SHARE_ACCESS_BOTH, &fh2, &open2);
-	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, BLK, RD, 0, NFS4_UINT64_MAX, 4 * BS, &open2, MAXC, l), 0);
+	CU_ASSERT_EQUAL_FATAL(lt_layoutget(c, &fh2, &(struct lt_get){ .type = BLK, .iomode = RD, .len = NFS4_UINT64_MAX,
+			.minlen = 4 * BS, .sid = &open2, .maxcount = MAXC }, l), 0);
 	CU_ASSERT_EQUAL(l->ext[0].bex_state, PNFS_BLOCK_NONE_DATA);
 	sid = l->sid;
 	CU_ASSERT_EQUAL(lt_layoutreturn_file(c, &fh2, BLK, ANY, 0, NFS4_UINT64_MAX, &sid, &present), 0);
@@ -918,7 +1147,20 @@ TEST_SUITE(layout_ops, "integration/layout_ops", suite_init, suite_clean,
 	   { "rw_alignment", test_rw_alignment },
 	   { "read_layouts", test_read_layouts },
 	   { "merge_and_limits", test_merge_and_limits },
-	   { "bad_arguments", test_bad_arguments },
+	   { "layoutget_bad_range", test_layoutget_bad_range },
+	   { "layoutget_iomode_any", test_layoutget_iomode_any },
+	   { "layoutget_unknown_type", test_layoutget_unknown_type },
+	   { "layoutget_directory", test_layoutget_directory },
+	   { "read_open_read_layouts_only", test_read_open_read_layouts_only },
+	   { "layoutcommit_outside_layout", test_layoutcommit_outside_layout },
+	   { "layoutcommit_not_written_state", test_layoutcommit_not_written_state },
+	   { "layoutcommit_other_device", test_layoutcommit_other_device },
+	   { "layoutcommit_last_write_outside", test_layoutcommit_last_write_outside },
+	   { "layoutreturn_bad_iomode", test_layoutreturn_bad_iomode },
+	   { "layoutreturn_empty_range", test_layoutreturn_empty_range },
+	   { "layoutreturn_wrong_stateid", test_layoutreturn_wrong_stateid },
+	   { "getdeviceinfo_wrong_type", test_getdeviceinfo_wrong_type },
+	   { "getdeviceinfo_unknown_device", test_getdeviceinfo_unknown_device },
 	   { "commit", test_commit },
 	   { "return_frees_unwritten", test_return_frees_unwritten },
 	   { "devices", test_devices },

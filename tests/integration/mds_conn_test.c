@@ -4,6 +4,7 @@
  * SEQUENCE, BIND_CONN_TO_SESSION) stays. With max-connections reached by idle sockets a real client
  * is refused only until they are dropped. Metrics count the drops; log lines carry wall-clock time. */
 #include "tests/harness.h"
+#include "tests/integration/wait.h"
 #include "tests/lab.h"
 #include "tests/mds/layout_util.h"
 #include "tests/mds/mdsd.h"
@@ -39,10 +40,7 @@ static int suite_init(void)
 	if (!mds)
 		return 1;
 	/* The start-up check's connection is gone before the tests count theirs. */
-	for (int i = 0; i < 200 && lt_metric(mport, "pnfs_mds_conns") != 0; i++) {
-		struct timespec ts = { 0, 50000000L };
-		nanosleep(&ts, NULL);
-	}
+	TW_WAIT_UNTIL(lt_metric(mport, "pnfs_mds_conns") == 0, 10 * 1000, 50);
 	return 0;
 }
 
@@ -90,12 +88,9 @@ static void wait_conns(long long want)
 {
 	long long n = -1;
 
-	for (int i = 0; i < 200; i++) {
-		n = lt_metric(mport, "pnfs_mds_conns");
-		if (n == want)
-			return;
-		sleep_ms(50);
-	}
+	TW_WAIT_UNTIL((n = lt_metric(mport, "pnfs_mds_conns")) == want, 10 * 1000, 50);
+	if (n == want)
+		return;
 	fprintf(stderr, "\n  pnfs_mds_conns is %lld, not %lld\n", n, want);
 	CU_FAIL("the server did not get to the expected number of connections");
 }
@@ -167,7 +162,8 @@ static void test_partial_record_dropped(void)
 	struct proto_rpc_reply r;
 
 	CU_ASSERT_EQUAL(nc_send_bytes(a, mark3, sizeof(mark3)), 0);
-	CU_ASSERT_EQUAL(nc_rpc(b, NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, AUTH_NONE, NULL, 0, &r, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(nc_rpc(b, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_NULL,
+			.flavor = AUTH_NONE }, &r, NULL, NULL), 0);
 	CU_ASSERT_EQUAL(r.accept_stat, SUCCESS);
 	CU_ASSERT_EQUAL(nc_send_bytes(b, part, sizeof(part)), 0);
 	CU_ASSERT_EQUAL(nc_wait_closed(a, DROP_WAIT_MS), 1);
@@ -198,11 +194,13 @@ static void test_pings_do_not_log_in(void)
 	proto_compound_res_free(&res);
 	while (mono_ms() - t0 < DROP_WAIT_MS) {
 		struct proto_rpc_reply r;
-		rc = nc_rpc(c, NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, AUTH_SYS, NULL, 0, &r, NULL, NULL);
+		rc = nc_rpc(c, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_NULL,
+				.flavor = AUTH_SYS }, &r, NULL, NULL);
 		if (rc)
 			break;
 		CU_ASSERT_EQUAL(r.accept_stat, SUCCESS);
 		pings++;
+		/* Time passes on purpose: a ping every 0.3 s until the server drops the connection. */
 		sleep_ms(300);
 	}
 	CU_ASSERT_NOT_EQUAL(rc, 0); /* the server closed it */

@@ -2,6 +2,7 @@
  * and value (exit 2), daemon mode reporting start-up success or failure through its exit status
  * with a pid file, SIGHUP re-reading the export rules, and SIGTERM stopping cleanly. */
 #include "tests/harness.h"
+#include "tests/integration/wait.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
 #include "tests/mds/nfsclient.h"
@@ -77,10 +78,16 @@ static int pid_from_file(const char *path)
 	return pid;
 }
 
-static void sleep_ms(int ms)
+/* Lines of the log file that contain what. */
+static int log_lines(const char *logf, const char *what)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	char *out = NULL;
+	int n;
+
+	(void)test_run(&out, "grep -cF '%s' '%s'", what, logf);
+	n = out ? atoi(out) : 0;
+	free(out);
+	return n;
 }
 
 static void test_daemon_mode_pid_file_and_reload(void)
@@ -115,18 +122,19 @@ static void test_daemon_mode_pid_file_and_reload(void)
 	/* SIGHUP with a read-only rule in the file: the next change is refused. */
 	write_file(conf, "export = 127.0.0.1 ro\n");
 	CU_ASSERT_EQUAL(kill(pid, SIGHUP), 0);
-	sleep_ms(300);
+	TW_WAIT_UNTIL(log_lines(logf, "SIGHUP: 1 export rule(s) loaded") == 1, 10 * 1000, 20);
+	CU_ASSERT_EQUAL(log_lines(logf, "SIGHUP: 1 export rule(s) loaded"), 1);
 	CU_ASSERT_EQUAL(nc_mkdir(c, &root, "after-reload", 0755, NULL), NFS4ERR_ROFS);
 	/* A broken file on SIGHUP keeps the rules that are in force. */
 	write_file(conf, "export = 127.0.0.1 rw,no_root_squash\nexport = bogus\n");
 	CU_ASSERT_EQUAL(kill(pid, SIGHUP), 0);
-	sleep_ms(300);
+	TW_WAIT_UNTIL(log_lines(logf, "SIGHUP: exports not reloaded") == 1, 10 * 1000, 20);
+	CU_ASSERT_EQUAL(log_lines(logf, "SIGHUP: exports not reloaded"), 1);
 	CU_ASSERT_EQUAL(nc_mkdir(c, &root, "after-bad-reload", 0755, NULL), NFS4ERR_ROFS);
 	nc_free(c);
 	/* SIGTERM: a clean exit that removes the pid file. */
 	CU_ASSERT_EQUAL(kill(pid, SIGTERM), 0);
-	for (int i = 0; i < 500 && kill(pid, 0) == 0; i++)
-		sleep_ms(10);
+	TW_WAIT_UNTIL(kill(pid, 0) != 0, 5 * 1000, 10);
 	CU_ASSERT_NOT_EQUAL(kill(pid, 0), 0);
 	m->pid = 0;
 	CU_ASSERT_EQUAL(access(pidf, F_OK), -1);

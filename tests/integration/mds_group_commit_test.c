@@ -186,6 +186,8 @@ static void test_replies_after_the_sync(void)
 		for (int k = 0; k < NCLIENTS; k++)
 			CU_ASSERT_EQUAL(recv_status(&cl[k]), 0);
 	}
+	/* Time passes on purpose: the tracer writes the last calls after the replies came back, and
+	 * nothing says when it is done with them. */
 	usleep(200000);
 	lab_sync_trace_stop(tr);
 	f = fopen(path, "r");

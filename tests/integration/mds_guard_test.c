@@ -8,6 +8,7 @@
 #include "mds/pool.h"
 #include "tests/client/helpers.h"
 #include "tests/harness.h"
+#include "tests/integration/wait.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
 #include "tests/mds/nfsclient.h"
@@ -25,12 +26,6 @@
 #define MIB (1024u * 1024u)
 #define EA_RO BLKMAP_PR_EXCLUSIVE_ACCESS_REG_ONLY
 #define OLD_CLIENT_KEY 0x1122334455667788ull
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
-}
 
 static struct blkmap_ctx *pr_ctx(void)
 {
@@ -257,12 +252,7 @@ static void test_other_copy_refused_then_takeover(void)
 	out = NULL;
 	pid2 = pid_from_file(pidf);
 	CU_ASSERT(pid2 > 0);
-	for (int i = 0; i < 300 && !ended; i++) {
-		if (waitpid(m->pid, &st, WNOHANG) == m->pid)
-			ended = 1;
-		else
-			sleep_ms(100);
-	}
+	TW_WAIT_UNTIL(ended || (ended = waitpid(m->pid, &st, WNOHANG) == m->pid), 30 * 1000, 100);
 	CU_ASSERT(ended);
 	if (ended) {
 		CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 1);
@@ -288,8 +278,7 @@ static void test_other_copy_refused_then_takeover(void)
 			nc_free(c);
 		}
 		kill(pid2, SIGTERM);
-		for (int i = 0; i < 100 && kill(pid2, 0) == 0; i++)
-			sleep_ms(100);
+		TW_WAIT_UNTIL(kill(pid2, 0) != 0, 10 * 1000, 100);
 		if (kill(pid2, 0) == 0)
 			kill(pid2, SIGKILL);
 	}
@@ -412,8 +401,7 @@ static pid_t copy_started(struct copy_lab *s, const char *name)
 	pid = ct_cp_start(s->opts, s->src, dst, s->ef);
 	if (pid <= 0)
 		return -1;
-	for (int i = 0; i < 40000 && ct_proxy_bytes(s->px, 0) - base < 40 * MIB; i++)
-		usleep(500);
+	TW_WAIT_UNTIL(ct_proxy_bytes(s->px, 0) - base >= 40 * MIB, 20 * 1000, 1);
 	kill(pid, SIGSTOP);
 	return pid;
 }
@@ -438,12 +426,10 @@ static void assert_keep_intact(struct copy_lab *s)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	CU_ASSERT_EQUAL_FATAL(nc_setup(c, "guard-reader"), 0);
 	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
-	for (int i = 0; i < 300; i++) {
-		rc = nc_open(c, &root, "keep", 0, OPEN4_SHARE_ACCESS_READ, OPEN4_SHARE_DENY_NONE, &fh, &sid);
-		if (rc != NFS4ERR_GRACE)
-			break;
-		sleep_ms(100); /* a restarted server: its grace period */
-	}
+	/* a restarted server: its grace period */
+	TW_WAIT_UNTIL((rc = nc_open(c, &root, "keep", 0, OPEN4_SHARE_ACCESS_READ, OPEN4_SHARE_DENY_NONE, &fh, &sid)) !=
+			      NFS4ERR_GRACE,
+		      30 * 1000, 100);
 	CU_ASSERT_EQUAL_FATAL(rc, 0);
 	CU_ASSERT_EQUAL(nc_read(c, &fh, &sid, 0, back, s->keep_len, &got), 0);
 	CU_ASSERT_EQUAL(got, s->keep_len);
@@ -453,18 +439,19 @@ static void assert_keep_intact(struct copy_lab *s)
 	nc_free(c);
 }
 
+static int space_is_back(struct copy_lab *s, const struct space *before, struct space *now)
+{
+	return pool_space(s->m->pool, now) == 0 && now->pending_bytes == 0 &&
+	       now->free_bytes + now->used_bytes == before->free_bytes + before->used_bytes &&
+	       now->free_bytes == before->free_bytes;
+}
+
 /* Free space as before the copy, give or take what the file holds committed (its size, in
  * blocks), polling for up to limit_s while the server gets there. */
 static int wait_space_back(struct copy_lab *s, const struct space *before, int limit_s, struct space *now)
 {
-	for (int i = 0; i < limit_s * 10; i++) {
-		if (pool_space(s->m->pool, now) == 0 && now->pending_bytes == 0 &&
-		    now->free_bytes + now->used_bytes == before->free_bytes + before->used_bytes &&
-		    now->free_bytes == before->free_bytes)
-			return 0;
-		sleep_ms(100);
-	}
-	return -1;
+	TW_WAIT_UNTIL(space_is_back(s, before, now), limit_s * 1000, 100);
+	return space_is_back(s, before, now) ? 0 : -1;
 }
 
 static void test_killed_copy_space_back(void)

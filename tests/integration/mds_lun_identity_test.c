@@ -7,6 +7,7 @@
 #include "client/pnfs.h"
 #include "tests/blkmap/helpers.h"
 #include "tests/harness.h"
+#include "tests/integration/wait.h"
 #include "tests/lab.h"
 #include "tests/mds/layout_util.h"
 #include "tests/mds/mdsd.h"
@@ -113,12 +114,8 @@ static long long lun_in_service(struct env *e, int lun)
 /* Wait (up to 20 s) until the MDS's metric sample is want. */
 static int wait_metric(struct env *e, const char *sample, long long want)
 {
-	for (int i = 0; i < 200; i++) {
-		if (lt_metric(e->metrics_port, sample) == want)
-			return 0;
-		usleep(100 * 1000);
-	}
-	return -1;
+	TW_WAIT_UNTIL(lt_metric(e->metrics_port, sample) == want, 20 * 1000, 100);
+	return lt_metric(e->metrics_port, sample) == want ? 0 : -1;
 }
 
 /* Wait until LUN lun's service state in the MDS's metrics is want. */

@@ -73,35 +73,42 @@ static void test_rpc_errors(void)
 	size_t blen;
 
 	/* NULL works with AUTH_NONE and AUTH_SYS. */
-	CU_ASSERT_EQUAL(nc_rpc(c, NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, AUTH_NONE, NULL, 0, &r, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(nc_rpc(c, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_NULL,
+			.flavor = AUTH_NONE }, &r, NULL, NULL), 0);
 	CU_ASSERT_EQUAL(r.reply_stat, MSG_ACCEPTED);
 	CU_ASSERT_EQUAL(r.accept_stat, SUCCESS);
-	CU_ASSERT_EQUAL(nc_rpc(c, NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, AUTH_SYS, NULL, 0, &r, &body, &blen), 0);
+	CU_ASSERT_EQUAL(nc_rpc(c, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_NULL,
+			.flavor = AUTH_SYS }, &r, &body, &blen), 0);
 	CU_ASSERT_EQUAL(r.accept_stat, SUCCESS);
 	CU_ASSERT_EQUAL(blen, 0);
 	free(body);
 	/* Another program (MOUNT), another version (NFSv3), another procedure. */
-	CU_ASSERT_EQUAL(nc_rpc(c, 100005, 3, 0, AUTH_SYS, NULL, 0, &r, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(nc_rpc(c, &(struct nc_call){ .prog = 100005, .vers = 3, .proc = 0, .flavor = AUTH_SYS }, &r,
+			NULL, NULL), 0);
 	CU_ASSERT_EQUAL(r.reply_stat, MSG_ACCEPTED);
 	CU_ASSERT_EQUAL(r.accept_stat, PROG_UNAVAIL);
-	CU_ASSERT_EQUAL(nc_rpc(c, NFS4_PROGRAM, 3, 0, AUTH_SYS, NULL, 0, &r, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(nc_rpc(c, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = 3, .proc = 0, .flavor = AUTH_SYS },
+			&r, NULL, NULL), 0);
 	CU_ASSERT_EQUAL(r.accept_stat, PROG_MISMATCH);
 	CU_ASSERT_EQUAL(r.mismatch_low, 4);
 	CU_ASSERT_EQUAL(r.mismatch_high, 4);
-	CU_ASSERT_EQUAL(nc_rpc(c, NFS4_PROGRAM, NFS_V4, 7, AUTH_SYS, NULL, 0, &r, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(nc_rpc(c, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = 7,
+			.flavor = AUTH_SYS }, &r, NULL, NULL), 0);
 	CU_ASSERT_EQUAL(r.accept_stat, PROC_UNAVAIL);
 	/* COMPOUND arguments that do not decode: a tag claiming 2 GiB. */
 	{
 		uint8_t bad[8] = { 0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 1 };
-		CU_ASSERT_EQUAL(nc_rpc(c, NFS4_PROGRAM, NFS_V4, NFSPROC4_COMPOUND, AUTH_SYS, bad, sizeof(bad), &r, NULL,
-				       NULL),
+		CU_ASSERT_EQUAL(nc_rpc(c, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = NFS_V4,
+				.proc = NFSPROC4_COMPOUND, .flavor = AUTH_SYS, .args = bad, .alen = sizeof(bad) }, &r,
+				NULL, NULL),
 				0);
 		if (r.accept_stat != GARBAGE_ARGS)
 			fprintf(stderr, "\n  reply %u/%u/%u\n", r.reply_stat, r.accept_stat, r.reject_stat);
 		CU_ASSERT_EQUAL(r.accept_stat, GARBAGE_ARGS);
 	}
 	/* RPCSEC_GSS (6): a flavour we do not speak. */
-	CU_ASSERT_EQUAL(nc_rpc(c, NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, 6, NULL, 0, &r, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(nc_rpc(c, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_NULL,
+			.flavor = 6 }, &r, NULL, NULL), 0);
 	CU_ASSERT_EQUAL(r.reply_stat, MSG_DENIED);
 	CU_ASSERT_EQUAL(r.reject_stat, AUTH_ERROR);
 	CU_ASSERT_EQUAL(r.auth_stat, AUTH_BADCRED);
@@ -136,7 +143,8 @@ static void test_rpc_errors(void)
 		free(rec);
 	}
 	/* The connection is still usable after all that. */
-	CU_ASSERT_EQUAL(nc_rpc(c, NFS4_PROGRAM, NFS_V4, NFSPROC4_NULL, AUTH_SYS, NULL, 0, &r, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(nc_rpc(c, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = NFS_V4, .proc = NFSPROC4_NULL,
+			.flavor = AUTH_SYS }, &r, NULL, NULL), 0);
 	CU_ASSERT_EQUAL(r.accept_stat, SUCCESS);
 	nc_free(c);
 	good_client_works();
@@ -366,8 +374,9 @@ static void test_huge_compounds(void)
 		struct proto_rpc_reply r;
 		void *body = NULL;
 		size_t blen = 0;
-		CU_ASSERT_EQUAL(nc_rpc(c, NFS4_PROGRAM, NFS_V4, NFSPROC4_COMPOUND, AUTH_SYS, args, sizeof(args), &r, &body,
-				       &blen),
+		CU_ASSERT_EQUAL(nc_rpc(c, &(struct nc_call){ .prog = NFS4_PROGRAM, .vers = NFS_V4,
+				.proc = NFSPROC4_COMPOUND, .flavor = AUTH_SYS, .args = args, .alen = sizeof(args) }, &r,
+				&body, &blen),
 				0);
 		CU_ASSERT_EQUAL(r.accept_stat, SUCCESS);
 		if (body && blen) {

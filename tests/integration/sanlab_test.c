@@ -3,6 +3,7 @@
  * asked), portals on other addresses, initiator ACLs, and the shaped multi-host lab. */
 #include "blkmap/blkmap.h"
 #include "tests/harness.h"
+#include "tests/integration/wait.h"
 #include "tests/lab.h"
 
 #include <fcntl.h>
@@ -49,8 +50,7 @@ static int lab_pid(const struct test_lab *lab)
 
 static int wait_dead(int pid)
 {
-	for (int i = 0; i < 100 && pid_alive(pid); i++)
-		usleep(50000);
+	TW_WAIT_UNTIL(!pid_alive(pid), 5 * 1000, 50);
 	return !pid_alive(pid);
 }
 
@@ -221,8 +221,8 @@ static long max_data_out_segment(struct test_lab *lab, char *why, size_t whylen)
 		_exit(127);
 	}
 	/* capturing once the file has its header */
-	for (int i = 0; i < 100 && access(cap, F_OK) != 0; i++)
-		usleep(20000);
+	TW_WAIT_UNTIL(access(cap, F_OK) == 0, 2 * 1000, 20);
+	/* on purpose: dumpcap writes its header before it captures, and says nothing when it does */
 	usleep(200000);
 	blkmap_ctx_opts_init(&o);
 	if (blkmap_ctx_create(&o, &ctx) == 0 && blkmap_dev_open(ctx, lab->urls[0], 0, &dev) == 0) {
@@ -233,7 +233,7 @@ static long max_data_out_segment(struct test_lab *lab, char *why, size_t whylen)
 	blkmap_dev_close(dev);
 	blkmap_ctx_destroy(ctx);
 	free(buf);
-	usleep(200000);
+	usleep(200000); /* on purpose: dumpcap's last packets reach its file */
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
 	if (access(cap, F_OK) != 0) {
@@ -454,8 +454,7 @@ static void test_down_leaves_foreign_tgtd(void)
 	foreign = atoi(out);
 	free(out);
 	h = test_cleanup_push(kill_foreign, &foreign);
-	for (int i = 0; i < 50 && test_run(NULL, "tgtadm -C %d --mode system --op show >/dev/null 2>&1", ctl); i++)
-		usleep(100000);
+	TW_WAIT_UNTIL(test_run(NULL, "tgtadm -C %d --mode system --op show >/dev/null 2>&1", ctl) == 0, 5 * 1000, 100);
 	a = lab_up(1, "8M", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
 	lab_down(a);
@@ -613,10 +612,13 @@ static void test_watch_pid_teardown(void)
 	free(out);
 	CU_ASSERT_FATAL(pid > 0 && pid_alive(pid));
 	kill(watched, SIGKILL);
-	char state[400];
+	char state[400], lun[400], data[400];
 	snprintf(state, sizeof(state), "%s/lab.env", dir);
-	for (int i = 0; i < 100 && (pid_alive(pid) || access(state, F_OK) == 0); i++)
-		usleep(100000);
+	snprintf(lun, sizeof(lun), "%s/luns.d/lun1.img", dir);
+	snprintf(data, sizeof(data), "%s/data.env", dir);
+	/* The watcher's teardown removes lab.env before the LUN files and data.env: wait for all. */
+	TW_WAIT_UNTIL(!pid_alive(pid) && access(state, F_OK) != 0 && access(lun, F_OK) != 0 && access(data, F_OK) != 0,
+		      10 * 1000, 100);
 	CU_ASSERT(!pid_alive(pid));
 	CU_ASSERT_NOT_EQUAL(access(state, F_OK), 0);
 	/* the LUN files that up made were the watched process's scratch space: gone with it */

@@ -150,11 +150,11 @@ static void test_auto_on_tgt(void)
 	struct nc_fh fh, root;
 	stateid4 open;
 	struct lt_layout *l = calloc(1, sizeof(*l));
-	unsigned char ids[8][NFS4_DEVICEID4_SIZE], zero[8] = { 0 };
+	unsigned char zero[NFS4_VERIFIER_SIZE] = { 0 };
+	struct lt_devlist dl;
 	uint32_t types[8];
 	char want[600];
 	unsigned n;
-	int eof;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
 	start_with("");
@@ -178,16 +178,18 @@ static void test_auto_on_tgt(void)
 	c = client("scsi-auto");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
 	create(c, "auto", &fh, &open);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, SCSI, LAYOUTIOMODE4_RW, 0, 4096, 4096, &open, 0xffff, l),
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = SCSI, .iomode = LAYOUTIOMODE4_RW, .len = 4096,
+			.minlen = 4096, .sid = &open, .maxcount = 0xffff }, l),
 			NFS4ERR_UNKNOWN_LAYOUTTYPE);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, BLK, LAYOUTIOMODE4_RW, 0, 4096, 4096, &open, 0xffff, l), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = BLK, .iomode = LAYOUTIOMODE4_RW, .len = 4096,
+			.minlen = 4096, .sid = &open, .maxcount = 0xffff }, l), 0);
 	CU_ASSERT_EQUAL(l->type, BLK);
 	CU_ASSERT_EQUAL_FATAL(nc_rootfh(c, &root), 0);
-	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, SCSI, 0, zero, ids, &n, NULL, NULL, &eof), NFS4ERR_UNKNOWN_LAYOUTTYPE);
-	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, BLK, 0, zero, ids, &n, NULL, NULL, &eof), 0);
-	CU_ASSERT_EQUAL(n, 1);
-	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, ids[0], SCSI, 4096, 0, NULL, NULL, NULL), NFS4ERR_UNKNOWN_LAYOUTTYPE);
-	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, ids[0], BLK, 4096, 0, NULL, NULL, NULL), 0);
+	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, SCSI, 0, zero, &dl), NFS4ERR_UNKNOWN_LAYOUTTYPE);
+	CU_ASSERT_EQUAL(lt_getdevicelist(c, &root, BLK, 0, zero, &dl), 0);
+	CU_ASSERT_EQUAL(dl.n, 1);
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, dl.ids[0], SCSI, 4096, 0, NULL, NULL, NULL), NFS4ERR_UNKNOWN_LAYOUTTYPE);
+	CU_ASSERT_EQUAL(lt_getdeviceinfo(c, dl.ids[0], BLK, 4096, 0, NULL, NULL, NULL), 0);
 	/* MDS-path I/O of a client without SCSI layouts is nothing to mention */
 	CU_ASSERT_EQUAL(nc_write(c, &fh, &open, 0, "abcd", 4, FILE_SYNC4), 0);
 	CU_ASSERT_EQUAL(log_count("through the MDS: it probably could not register its key"), 0);
@@ -245,7 +247,8 @@ static void test_forced_on_tgt(void)
 	create(c, "forced", &fh, &open);
 	/* writes through the MDS before any SCSI layout: nothing said */
 	CU_ASSERT_EQUAL(nc_write(c, &fh, &open, 0, "abcd", 4, FILE_SYNC4), 0);
-	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, SCSI, LAYOUTIOMODE4_RW, 8192, 4096, 4096, &open, 0xffff, l), 0);
+	CU_ASSERT_EQUAL(lt_layoutget(c, &fh, &(struct lt_get){ .type = SCSI, .iomode = LAYOUTIOMODE4_RW, .off = 8192,
+			.len = 4096, .minlen = 4096, .sid = &open, .maxcount = 0xffff }, l), 0);
 	CU_ASSERT_EQUAL(l->type, SCSI);
 	CU_ASSERT_EQUAL(log_count("through the MDS: it probably could not register its key"), 0);
 	/* then through the MDS, as a kernel client that failed to register does: one line */

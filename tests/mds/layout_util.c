@@ -34,8 +34,7 @@ static int run_op(struct nc *c, const struct nc_fh *fh, const nfs_argop4 *op, st
 	return nc_seq(c, ops, n, r);
 }
 
-int lt_layoutget(struct nc *c, const struct nc_fh *fh, layouttype4 type, uint32_t iomode, uint64_t off, uint64_t len,
-		 uint64_t minlen, const stateid4 *sid, uint32_t maxcount, struct lt_layout *out)
+int lt_layoutget(struct nc *c, const struct nc_fh *fh, const struct lt_get *g, struct lt_layout *out)
 {
 	nfs_argop4 op;
 	LAYOUTGET4args *a = &op.nfs_argop4_u.oplayoutget;
@@ -44,13 +43,13 @@ int lt_layoutget(struct nc *c, const struct nc_fh *fh, layouttype4 type, uint32_
 
 	memset(&op, 0, sizeof(op));
 	op.argop = OP_LAYOUTGET;
-	a->loga_layout_type = type;
-	a->loga_iomode = iomode;
-	a->loga_offset = off;
-	a->loga_length = len;
-	a->loga_minlength = minlen;
-	a->loga_stateid = *sid;
-	a->loga_maxcount = maxcount;
+	a->loga_layout_type = g->type;
+	a->loga_iomode = g->iomode;
+	a->loga_offset = g->off;
+	a->loga_length = g->len;
+	a->loga_minlength = g->minlen;
+	a->loga_stateid = *g->sid;
+	a->loga_maxcount = g->maxcount;
 	rc = run_op(c, fh, &op, &r);
 	if (rc)
 		return rc;
@@ -105,10 +104,11 @@ done:
 	return rc;
 }
 
-int lt_layoutcommit(struct nc *c, const struct nc_fh *fh, layouttype4 type, const stateid4 *sid, uint64_t off,
-		    uint64_t len, int64_t last_write, const pnfs_block_extent4 *ext, unsigned n, int reclaim,
-		    int body_empty, uint64_t *newsize)
+int lt_layoutcommit(struct nc *c, const struct nc_fh *fh, const struct lt_commit *lc)
 {
+	const layouttype4 type = lc->type;
+	const pnfs_block_extent4 *ext = lc->ext;
+	const unsigned n = lc->n;
 	nfs_argop4 op;
 	LAYOUTCOMMIT4args *a = &op.nfs_argop4_u.oplayoutcommit;
 	struct proto_compound_res r;
@@ -117,16 +117,16 @@ int lt_layoutcommit(struct nc *c, const struct nc_fh *fh, layouttype4 type, cons
 
 	memset(&op, 0, sizeof(op));
 	op.argop = OP_LAYOUTCOMMIT;
-	a->loca_offset = off;
-	a->loca_length = len;
-	a->loca_reclaim = reclaim ? TRUE : FALSE;
-	a->loca_stateid = *sid;
-	if (last_write >= 0) {
+	a->loca_offset = lc->off;
+	a->loca_length = lc->len;
+	a->loca_reclaim = lc->reclaim ? TRUE : FALSE;
+	a->loca_stateid = *lc->sid;
+	if (lc->last_write >= 0) {
 		a->loca_last_write_offset.no_newoffset = TRUE;
-		a->loca_last_write_offset.newoffset4_u.no_offset = (uint64_t)last_write;
+		a->loca_last_write_offset.newoffset4_u.no_offset = (uint64_t)lc->last_write;
 	}
 	a->loca_time_modify.nt_timechanged = FALSE;
-	if (body_empty) {
+	if (lc->body_empty) {
 		body.lou_type = type;
 	} else if (type == LAYOUT4_SCSI) {
 		pnfs_scsi_layoutupdate4 su;
@@ -153,14 +153,14 @@ int lt_layoutcommit(struct nc *c, const struct nc_fh *fh, layouttype4 type, cons
 	}
 	a->loca_layoutupdate = body;
 	rc = run_op(c, fh, &op, &r);
-	if (!body_empty)
+	if (!lc->body_empty)
 		proto_layoutupdate_free(&body);
 	if (rc)
 		return rc;
 	rc = (int)r.res.status;
-	if (rc == 0 && newsize) {
+	if (rc == 0 && lc->newsize) {
 		LAYOUTCOMMIT4resok *ok = &last_res(&r)->nfs_resop4_u.oplayoutcommit.LAYOUTCOMMIT4res_u.locr_resok4;
-		*newsize = ok->locr_newsize.ns_sizechanged ? ok->locr_newsize.newsize4_u.ns_size : UINT64_MAX;
+		*lc->newsize = ok->locr_newsize.ns_sizechanged ? ok->locr_newsize.newsize4_u.ns_size : UINT64_MAX;
 	}
 	proto_compound_res_free(&r);
 	return rc;
@@ -253,8 +253,7 @@ int lt_getdeviceinfo(struct nc *c, const void *devid, layouttype4 type, uint32_t
 }
 
 int lt_getdevicelist(struct nc *c, const struct nc_fh *fh, layouttype4 type, uint64_t cookie, const unsigned char *verf,
-		     unsigned char ids[8][NFS4_DEVICEID4_SIZE], unsigned *n, uint64_t *cookie_out,
-		     unsigned char *verf_out, int *eof)
+		     struct lt_devlist *out)
 {
 	nfs_argop4 op;
 	GETDEVICELIST4args *a = &op.nfs_argop4_u.opgetdevicelist;
@@ -274,15 +273,13 @@ int lt_getdevicelist(struct nc *c, const struct nc_fh *fh, layouttype4 type, uin
 	rc = (int)r.res.status;
 	if (rc == 0) {
 		GETDEVICELIST4resok *ok = &last_res(&r)->nfs_resop4_u.opgetdevicelist.GETDEVICELIST4res_u.gdlr_resok4;
-		*n = ok->gdlr_deviceid_list.gdlr_deviceid_list_len;
-		for (unsigned i = 0; i < *n && i < 8; i++)
-			memcpy(ids[i], ok->gdlr_deviceid_list.gdlr_deviceid_list_val[i], NFS4_DEVICEID4_SIZE);
-		if (cookie_out)
-			*cookie_out = ok->gdlr_cookie;
-		if (verf_out)
-			memcpy(verf_out, ok->gdlr_cookieverf, NFS4_VERIFIER_SIZE);
-		if (eof)
-			*eof = ok->gdlr_eof;
+		memset(out, 0, sizeof(*out));
+		out->n = ok->gdlr_deviceid_list.gdlr_deviceid_list_len;
+		for (unsigned i = 0; i < out->n && i < 8; i++)
+			memcpy(out->ids[i], ok->gdlr_deviceid_list.gdlr_deviceid_list_val[i], NFS4_DEVICEID4_SIZE);
+		out->cookie = ok->gdlr_cookie;
+		memcpy(out->verf, ok->gdlr_cookieverf, NFS4_VERIFIER_SIZE);
+		out->eof = ok->gdlr_eof;
 	}
 	proto_compound_res_free(&r);
 	return rc;

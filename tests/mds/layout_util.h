@@ -23,15 +23,36 @@ struct lt_layout {
 	pnfs_block_extent4 ext[LT_MAX_EXTENTS];
 };
 
-int lt_layoutget(struct nc *c, const struct nc_fh *fh, layouttype4 type, uint32_t iomode, uint64_t off, uint64_t len,
-		 uint64_t minlen, const stateid4 *sid, uint32_t maxcount, struct lt_layout *out);
+/* The arguments of a LAYOUTGET (RFC 8881 §18.43), given by name:
+ * lt_layoutget(c, &fh, &(struct lt_get){ .type = ..., .iomode = RW, .len = ..., .sid = &open,
+ * .maxcount = ... }, &out). Fields left out are 0. */
+struct lt_get {
+	layouttype4 type;
+	uint32_t iomode;
+	uint64_t off, len, minlen;
+	const stateid4 *sid;    /* open, lock, delegation or layout stateid */
+	uint32_t maxcount;
+};
 
-/* LAYOUTCOMMIT of the extents (block: as given; SCSI: their ranges). last_write < 0: none.
- * *newsize (may be NULL) gets the new size, or UINT64_MAX when the server said unchanged.
- * body_empty sends a zero-length layoutupdate body whatever ext says. */
-int lt_layoutcommit(struct nc *c, const struct nc_fh *fh, layouttype4 type, const stateid4 *sid, uint64_t off,
-		    uint64_t len, int64_t last_write, const pnfs_block_extent4 *ext, unsigned n, int reclaim,
-		    int body_empty, uint64_t *newsize);
+/* LAYOUTGET on fh; out (may be NULL) gets the layout on NFS4_OK. */
+int lt_layoutget(struct nc *c, const struct nc_fh *fh, const struct lt_get *a, struct lt_layout *out);
+
+/* The arguments of a LAYOUTCOMMIT, given by name. Fields left out are 0, except that last_write
+ * must be given: < 0 means no new last write offset. */
+struct lt_commit {
+	layouttype4 type;
+	const stateid4 *sid;
+	uint64_t off, len;
+	int64_t last_write;
+	const pnfs_block_extent4 *ext;  /* block: the extents as given; SCSI: their ranges */
+	unsigned n;
+	int reclaim;
+	int body_empty;                 /* a zero-length layoutupdate body, whatever ext says */
+	uint64_t *newsize;              /* may be NULL: the new size, or UINT64_MAX if unchanged */
+};
+
+/* LAYOUTCOMMIT on fh. */
+int lt_layoutcommit(struct nc *c, const struct nc_fh *fh, const struct lt_commit *a);
 
 /* LAYOUTRETURN of kind FILE: *sid is updated when the server says a stateid remains (*present 1). */
 int lt_layoutreturn_file(struct nc *c, const struct nc_fh *fh, layouttype4 type, uint32_t iomode, uint64_t off,
@@ -43,10 +64,18 @@ int lt_layoutreturn_bulk(struct nc *c, const struct nc_fh *fh, layouttype4 type,
  * *notification the bits granted; *mincount the size asked for with NFS4ERR_TOOSMALL. */
 int lt_getdeviceinfo(struct nc *c, const void *devid, layouttype4 type, uint32_t maxcount, uint32_t notify,
 		     device_addr4 *out, uint32_t *notification, uint32_t *mincount);
-/* GETDEVICELIST on fh. ids gets up to 8 device IDs; *n how many. */
+/* What a GETDEVICELIST answered: up to 8 device IDs, how many, and where to resume. */
+struct lt_devlist {
+	unsigned char ids[8][NFS4_DEVICEID4_SIZE];
+	unsigned n;
+	uint64_t cookie;
+	unsigned char verf[NFS4_VERIFIER_SIZE];
+	int eof;
+};
+
+/* GETDEVICELIST on fh from cookie and its verifier (NULL: zeros); *out is set on NFS4_OK. */
 int lt_getdevicelist(struct nc *c, const struct nc_fh *fh, layouttype4 type, uint64_t cookie, const unsigned char *verf,
-		     unsigned char ids[8][NFS4_DEVICEID4_SIZE], unsigned *n, uint64_t *cookie_out,
-		     unsigned char *verf_out, int *eof);
+		     struct lt_devlist *out);
 
 /* TEST_STATEID of one stateid: its status. */
 int lt_test_stateid(struct nc *c, const stateid4 *sid, nfsstat4 *code);

@@ -330,9 +330,10 @@ static int wait_reply(struct nc *c, uint32_t xid, struct proto_rpc_reply *r, voi
 	}
 }
 
-int nc_rpc(struct nc *c, uint32_t prog, uint32_t vers, uint32_t proc, uint32_t flavor, const void *args,
-	   size_t alen, struct proto_rpc_reply *r, void **body, size_t *blen)
+int nc_rpc(struct nc *c, const struct nc_call *q, struct proto_rpc_reply *r, void **body, size_t *blen)
 {
+	const void *args = q->args;
+	const size_t alen = q->alen;
 	struct proto_rpc_call call;
 	struct proto_msg m;
 	const uint8_t *wire;
@@ -340,7 +341,7 @@ int nc_rpc(struct nc *c, uint32_t prog, uint32_t vers, uint32_t proc, uint32_t f
 	size_t wlen, rl, off;
 	int rc;
 
-	fill_call(c, &call, prog, vers, proc, flavor);
+	fill_call(c, &call, q->prog, q->vers, q->proc, q->flavor);
 	rc = proto_msg_init(&m, alen + 1024);
 	if (rc)
 		return rc;

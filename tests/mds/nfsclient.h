@@ -65,10 +65,18 @@ int nc_wait_closed(struct nc *c, int ms);
 /* Serve backchannel calls for up to ms milliseconds (or until count calls were answered). */
 void nc_serve_callbacks(struct nc *c, int ms, int count);
 
-/* An RPC call of our program with an arbitrary header and body; the reply header decoded into r,
- * the results (after the header) copied into *body (malloc'd; may be NULL). */
-int nc_rpc(struct nc *c, uint32_t prog, uint32_t vers, uint32_t proc, uint32_t flavor, const void *args,
-	   size_t alen, struct proto_rpc_reply *r, void **body, size_t *blen);
+/* The header and body of an arbitrary RPC call, given by name:
+ * nc_rpc(c, &(struct nc_call){ .prog = ..., .vers = ..., .proc = ..., .flavor = AUTH_SYS }, ...).
+ * args/alen: the body after the header (none when left out). */
+struct nc_call {
+	uint32_t prog, vers, proc, flavor;
+	const void *args;
+	size_t alen;
+};
+
+/* An RPC call on the connection; the reply header decoded into r, the results (after the header)
+ * copied into *body (malloc'd, caller frees; body may be NULL). */
+int nc_rpc(struct nc *c, const struct nc_call *q, struct proto_rpc_reply *r, void **body, size_t *blen);
 
 /* A COMPOUND of ops (no SEQUENCE added). res: caller frees with proto_compound_res_free. Returns
  * 0 when a reply was decoded (see res->res.status), -errno otherwise. */

@@ -2,6 +2,7 @@
  * message naming the object, and format/status/check on regular-file LUNs (no lab needed); a
  * relative LUN path stored absolute; a failed format leaves nothing it made behind. */
 #include "tests/harness.h"
+#include "tests/tools/cli.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,7 +13,7 @@
 
 static int admin(char **out, const char *args)
 {
-	return test_run(out, "%s %s 2>&1", test_bin("pnfs-admin"), args);
+	return cli_run(out, NULL, "pnfs-admin", "%s", args);
 }
 
 static void test_help_and_usage(void)
@@ -39,15 +40,8 @@ static void test_help_and_usage(void)
 		{ "status --pool /nonexistent-pool-dir", 1, "holds no pool" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *out = NULL;
-		int st = admin(&out, cases[i].args);
-		CU_ASSERT_EQUAL(st, cases[i].status);
-		CU_ASSERT_PTR_NOT_NULL(strstr(out, cases[i].says));
-		if (st != cases[i].status || !strstr(out, cases[i].says))
-			fprintf(stderr, "pnfs-admin %s: exit %d, output:\n%s\n", cases[i].args, st, out);
-		free(out);
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cli_expect(cases[i].status, cases[i].says, NULL, "pnfs-admin", "%s", cases[i].args);
 }
 
 static void make_file(const char *path, off_t size)
@@ -69,9 +63,7 @@ static void test_format_status_check_on_files(void)
 	make_file(a, 16 << 20);
 	make_file(b, 16 << 20);
 	snprintf(args, sizeof(args), "format --pool %s/pool --stripe-unit 64K %s %s", d, a, b);
-	CU_ASSERT_EQUAL(admin(&out, args), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "formatted in"));
-	free(out);
+	cli_expect(0, "formatted in", NULL, "pnfs-admin", "%s", args);
 	snprintf(args, sizeof(args), "status --pool %s/pool", d);
 	CU_ASSERT_EQUAL(admin(&out, args), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "stripe of 2 LUNs, unit 64.0 KiB"));
@@ -87,20 +79,15 @@ static void test_format_status_check_on_files(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"files\":1"));
 	free(out);
 	snprintf(args, sizeof(args), "check --pool %s/pool", d);
-	CU_ASSERT_EQUAL(admin(&out, args), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "consistent"));
-	free(out);
+	cli_expect(0, "consistent", NULL, "pnfs-admin", "%s", args);
 
 	/* check notices a missing volume.xdr (status does not need it). */
 	snprintf(args, sizeof(args), "%s/pool/volume.xdr", d);
 	CU_ASSERT_EQUAL(unlink(args), 0);
 	snprintf(args, sizeof(args), "check --pool %s/pool", d);
-	CU_ASSERT_EQUAL(admin(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "volume.xdr: No such file"));
-	free(out);
+	cli_expect(1, "volume.xdr: No such file", NULL, "pnfs-admin", "%s", args);
 	snprintf(args, sizeof(args), "status --pool %s/pool", d);
-	CU_ASSERT_EQUAL(admin(&out, args), 0);
-	free(out);
+	cli_expect(0, NULL, NULL, "pnfs-admin", "%s", args);
 
 	/* The same LUNs again without --force: refused, naming the first labelled one. */
 	snprintf(args, sizeof(args), "format --pool %s/pool2 %s", d, b);
@@ -117,9 +104,7 @@ static void test_format_status_check_on_files(void)
 		close(fd);
 	}
 	snprintf(args, sizeof(args), "status --pool %s/pool", d);
-	CU_ASSERT_EQUAL(admin(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad-label"));
-	free(out);
+	cli_expect(1, "bad-label", NULL, "pnfs-admin", "%s", args);
 	snprintf(args, sizeof(args), "check --pool %s/pool --json", d);
 	CU_ASSERT_EQUAL(admin(&out, args), 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"state\":\"bad-label\""));
@@ -127,12 +112,9 @@ static void test_format_status_check_on_files(void)
 	free(out);
 	/* A concat pool on the first one alone, with --force. */
 	snprintf(args, sizeof(args), "format --pool %s/pool3 --concat --block-size 8K --force %s", d, a);
-	CU_ASSERT_EQUAL(admin(&out, args), 0);
-	free(out);
+	cli_expect(0, NULL, NULL, "pnfs-admin", "%s", args);
 	snprintf(args, sizeof(args), "status --pool %s/pool3", d);
-	CU_ASSERT_EQUAL(admin(&out, args), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "concat of 1 LUNs, block 8192 B"));
-	free(out);
+	cli_expect(0, "concat of 1 LUNs, block 8192 B", NULL, "pnfs-admin", "%s", args);
 }
 
 /* A LUN named relative to the current directory is stored absolute: the MDS, started anywhere,
@@ -180,8 +162,7 @@ static void test_format_failure_cleans_up(void)
 	CU_ASSERT_NOT_EQUAL(stat(p, &sb), 0);
 	/* a LUN too small for a label and data */
 	snprintf(args, sizeof(args), "format --pool %s/new2 %s", d, small);
-	CU_ASSERT_EQUAL(admin(&out, args), 1);
-	free(out);
+	cli_expect(1, NULL, NULL, "pnfs-admin", "%s", args);
 	snprintf(p, sizeof(p), "%s/new2", d);
 	CU_ASSERT_NOT_EQUAL(stat(p, &sb), 0);
 	/* a directory that was there stays, with its own file, and gets no pool file */
@@ -190,8 +171,7 @@ static void test_format_failure_cleans_up(void)
 	snprintf(p, sizeof(p), "%s/old/keep", d);
 	make_file(p, 1);
 	snprintf(args, sizeof(args), "format --pool %s/old %s/missing.img", d, d);
-	CU_ASSERT_EQUAL(admin(&out, args), 1);
-	free(out);
+	cli_expect(1, NULL, NULL, "pnfs-admin", "%s", args);
 	CU_ASSERT_EQUAL(stat(p, &sb), 0);
 	CU_ASSERT_EQUAL(test_run(NULL, "test \"$(ls -A '%s/old')\" = keep", d), 0);
 }

@@ -2,6 +2,7 @@
  * that name what failed, and --pool mode on a pool over regular-file LUNs (fast; the tgtd version is
  * tests/integration/extents_pool_test.c). */
 #include "tests/harness.h"
+#include "tests/tools/cli.h"
 #include "tests/tools/extents_helpers.h"
 
 #include <fcntl.h>
@@ -12,7 +13,7 @@
 
 static int run(char **out, const char *args)
 {
-	return test_run(out, "%s %s 2>&1", test_bin("pnfs-extents"), args);
+	return cli_run(out, NULL, "pnfs-extents", "%s", args);
 }
 
 static void test_usage(void)
@@ -41,15 +42,8 @@ static void test_usage(void)
 		{ "pnfs://h:99999/a", "not a valid pnfs://host[:port]/path URL" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *out = NULL;
-		CU_ASSERT_EQUAL(run(&out, cases[i].args), 2);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-		if (!strstr(out, cases[i].msg))
-			fprintf(stderr, "'%s': %s\n", cases[i].args, out);
-		CU_ASSERT_PTR_NOT_NULL(strstr(out, cases[i].msg));
-		free(out);
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cli_expect(2, cases[i].msg, NULL, "pnfs-extents", "%s", cases[i].args);
 }
 
 static void test_help(void)
@@ -92,57 +86,36 @@ static void make_pool(char *pool, size_t len, uint64_t *fileid)
 
 static void test_pool_errors(void)
 {
-	char pool[600], args[1200], *out = NULL;
+	char pool[600], args[1200];
 	uint64_t fileid;
 
 	make_pool(pool, sizeof(pool), &fileid);
 	/* A directory that holds no pool. */
-	CU_ASSERT_EQUAL(run(&out, "--pool /nonexistent/pool --file-id 2"), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "/nonexistent/pool holds no pool"));
-	free(out);
+	cli_expect(1, "/nonexistent/pool holds no pool", NULL, "pnfs-extents", "--pool /nonexistent/pool --file-id 2");
 	/* Path components, fileids, types. */
 	snprintf(args, sizeof(args), "--pool %s --path /f/x", pool);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "'x' is under something that is not a directory"));
-	free(out);
+	cli_expect(1, "'x' is under something that is not a directory", NULL, "pnfs-extents", "%s", args);
 	snprintf(args, sizeof(args), "--pool %s --path /nope", pool);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "/nope: no such file or directory ('nope' not found)"));
-	free(out);
+	cli_expect(1, "/nope: no such file or directory ('nope' not found)", NULL, "pnfs-extents", "%s", args);
 	snprintf(args, sizeof(args), "--pool %s --path f", pool);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "give an absolute path"));
-	free(out);
+	cli_expect(1, "give an absolute path", NULL, "pnfs-extents", "%s", args);
 	snprintf(args, sizeof(args), "--pool %s --path /", pool);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "is a directory: only regular files have extents"));
-	free(out);
+	cli_expect(1, "is a directory: only regular files have extents", NULL, "pnfs-extents", "%s", args);
 	snprintf(args, sizeof(args), "--pool %s --file-id 999", pool);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "fileid 999: no such file in the pool"));
-	free(out);
+	cli_expect(1, "fileid 999: no such file in the pool", NULL, "pnfs-extents", "%s", args);
 	snprintf(args, sizeof(args), "--pool %s --file-id %llu --verify --compare /nonexistent/copy", pool,
 		 (unsigned long long)fileid);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "--compare /nonexistent/copy: No such file or directory"));
-	free(out);
+	cli_expect(1, "--compare /nonexistent/copy: No such file or directory", NULL, "pnfs-extents", "%s", args);
 	snprintf(args, sizeof(args), "--pool %s --file-id %llu --svg /nonexistent/dir/x.svg", pool,
 		 (unsigned long long)fileid);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "--svg /nonexistent/dir/x.svg: No such file or directory"));
-	free(out);
+	cli_expect(1, "--svg /nonexistent/dir/x.svg: No such file or directory", NULL, "pnfs-extents", "%s", args);
 	/* --offset at or past the end of the file (28192 bytes): nothing there to show */
 	snprintf(args, sizeof(args), "--pool %s --path /f --offset 1M", pool);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "--offset 1048576 is past the end of /f (28192 bytes)"));
-	free(out);
+	cli_expect(1, "--offset 1048576 is past the end of /f (28192 bytes)", NULL, "pnfs-extents", "%s", args);
 	snprintf(args, sizeof(args), "--pool %s --path /f --offset 28192 --offline", pool);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "past the end"));
-	free(out);
+	cli_expect(1, "past the end", NULL, "pnfs-extents", "%s", args);
 	snprintf(args, sizeof(args), "--pool %s --path /f --offset 28191 --offline", pool);
-	CU_ASSERT_EQUAL(run(&out, args), 0);
-	free(out);
+	cli_expect(0, NULL, NULL, "pnfs-extents", "%s", args);
 }
 
 static void test_pool_concat(void)
