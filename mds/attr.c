@@ -60,229 +60,232 @@ static void want_stats(const struct proto_attrmask *w, int *yes)
 			*yes = 1;
 }
 
+/* ---- GETATTR values: one filler per attribute number (as nfsd's fattr4 encoders) ---------------- */
+
+struct attr_src {
+	struct mds_server *srv;
+	const struct mds_inode *ino;
+	const struct mds_store_format *fmt;
+};
+
+/* Each fills its attribute into a and returns 1, or 0 when the object has no such value. */
+typedef int attr_fill_fn(const struct attr_src *s, struct proto_fattr *a);
+
+#define FILL(name) static int fill_##name(const struct attr_src *s, struct proto_fattr *a)
+#define CONST_FILL(name, field, value)          \
+	FILL(name)                              \
+	{                                       \
+		(void)s;                        \
+		a->field = (value);             \
+		return 1;                       \
+	}
+#define INODE_FILL(name, field, expr) \
+	FILL(name)                    \
+	{                             \
+		a->field = (expr);    \
+		return 1;             \
+	}
+
+CONST_FILL(supported_attrs, supported_attrs, proto_attr_supported)
+CONST_FILL(fh_expire_type, fh_expire_type, FH4_PERSISTENT)
+CONST_FILL(link_support, link_support, true)
+CONST_FILL(symlink_support, symlink_support, true)
+CONST_FILL(named_attr, named_attr, false)
+CONST_FILL(unique_handles, unique_handles, true)
+CONST_FILL(rdattr_error, rdattr_error, NFS4_OK)
+CONST_FILL(aclsupport, aclsupport, 0)
+CONST_FILL(cansettime, cansettime, true)
+CONST_FILL(case_insensitive, case_insensitive, false)
+CONST_FILL(case_preserving, case_preserving, true)
+CONST_FILL(chown_restricted, chown_restricted, true)
+CONST_FILL(homogeneous, homogeneous, true)
+CONST_FILL(maxfilesize, maxfilesize, NFS4_INT64_MAX)
+CONST_FILL(maxlink, maxlink, MDS_LINK_MAX)
+CONST_FILL(maxname, maxname, MDS_NAME_MAX)
+CONST_FILL(maxread, maxread, MDS_MAX_IO_BYTES)
+CONST_FILL(maxwrite, maxwrite, MDS_MAX_IO_BYTES)
+CONST_FILL(no_trunc, no_trunc, true)
+INODE_FILL(type, type, to_ftype(s->ino->type))
+INODE_FILL(change, change, s->ino->change)
+INODE_FILL(size, size, s->ino->size)
+INODE_FILL(fileid, fileid, s->ino->fileid)
+INODE_FILL(mode, mode, s->ino->mode & 07777)
+INODE_FILL(numlinks, numlinks, s->ino->nlink)
+INODE_FILL(space_used, space_used, s->ino->space_used)
+INODE_FILL(time_access, time_access, to_nfstime(s->ino->atime))
+INODE_FILL(time_create, time_create, to_nfstime(s->ino->crtime))
+INODE_FILL(time_metadata, time_metadata, to_nfstime(s->ino->ctime))
+INODE_FILL(time_modify, time_modify, to_nfstime(s->ino->mtime))
+INODE_FILL(mounted_on_fileid, mounted_on_fileid, s->ino->fileid)
+INODE_FILL(lease_time, lease_time, mds_lease_s(s->srv))
+INODE_FILL(layout_blksize, layout_blksize, s->srv->block_bytes)
+
+FILL(fsid)
+{
+	uint64_t major = 0;
+	for (int i = 0; i < 8; i++)
+		major = major << 8 | s->srv->pool_id[i];
+	a->fsid.major = major;
+	a->fsid.minor = 0;
+	return 1;
+}
+
+FILL(filehandle)
+{
+	a->filehandle.len = MDS_FH_BYTES;
+	mds_fh_encode(s->srv, s->ino->fileid, a->filehandle.val);
+	return 1;
+}
+
+FILL(owner)
+{
+	snprintf(a->owner, sizeof(a->owner), "%u", s->ino->uid);
+	return 1;
+}
+
+FILL(owner_group)
+{
+	snprintf(a->owner_group, sizeof(a->owner_group), "%u", s->ino->gid);
+	return 1;
+}
+
+FILL(rawdev)
+{
+	a->rawdev.specdata1 = s->ino->rdev_major;
+	a->rawdev.specdata2 = s->ino->rdev_minor;
+	return 1;
+}
+
+FILL(time_delta)
+{
+	(void)s;
+	a->time_delta.seconds = 0;
+	a->time_delta.nseconds = 1;
+	return 1;
+}
+
+/* What the pool can offer: SCSI (RFC 8154, when fencing works) and block volumes. */
+FILL(fs_layout_types)
+{
+	a->fs_layout_types_len = mds_layout_types(s->srv, a->fs_layout_types, PROTO_LAYOUT_TYPES_MAX);
+	return 1;
+}
+
+FILL(layout_types)
+{
+	if (s->ino->type != MDS_FT_REG)
+		return 0;
+	a->layout_types_len = mds_layout_types(s->srv, a->layout_types, PROTO_LAYOUT_TYPES_MAX);
+	return 1;
+}
+
+FILL(layout_alignment)
+{
+	uint64_t su = s->fmt ? s->fmt->stripe_unit_bytes : 0;
+	a->layout_alignment = su && su <= UINT32_MAX ? (uint32_t)su : s->srv->block_bytes;
+	return 1;
+}
+
+FILL(suppattr_exclcreat)
+{
+	struct proto_attrmask m = { { 0 } };
+	(void)s;
+	proto_attrmask_set(&m, FATTR4_MODE);
+	proto_attrmask_set(&m, FATTR4_OWNER);
+	proto_attrmask_set(&m, FATTR4_OWNER_GROUP);
+	proto_attrmask_set(&m, FATTR4_SIZE);
+	proto_attrmask_set(&m, FATTR4_TIME_ACCESS_SET);
+	proto_attrmask_set(&m, FATTR4_TIME_MODIFY_SET);
+	a->suppattr_exclcreat = m;
+	return 1;
+}
+
+#undef FILL
+#undef CONST_FILL
+#undef INODE_FILL
+
+/* Indexed by attribute number. The file-system counts (files_*, space_*) come from one store
+ * query, filled together below. */
+static attr_fill_fn *const attr_fillers[] = {
+	[FATTR4_SUPPORTED_ATTRS] = fill_supported_attrs,
+	[FATTR4_TYPE] = fill_type,
+	[FATTR4_FH_EXPIRE_TYPE] = fill_fh_expire_type,
+	[FATTR4_CHANGE] = fill_change,
+	[FATTR4_SIZE] = fill_size,
+	[FATTR4_LINK_SUPPORT] = fill_link_support,
+	[FATTR4_SYMLINK_SUPPORT] = fill_symlink_support,
+	[FATTR4_NAMED_ATTR] = fill_named_attr,
+	[FATTR4_FSID] = fill_fsid,
+	[FATTR4_UNIQUE_HANDLES] = fill_unique_handles,
+	[FATTR4_LEASE_TIME] = fill_lease_time,
+	[FATTR4_RDATTR_ERROR] = fill_rdattr_error,
+	[FATTR4_ACLSUPPORT] = fill_aclsupport,
+	[FATTR4_CANSETTIME] = fill_cansettime,
+	[FATTR4_CASE_INSENSITIVE] = fill_case_insensitive,
+	[FATTR4_CASE_PRESERVING] = fill_case_preserving,
+	[FATTR4_CHOWN_RESTRICTED] = fill_chown_restricted,
+	[FATTR4_FILEHANDLE] = fill_filehandle,
+	[FATTR4_FILEID] = fill_fileid,
+	[FATTR4_HOMOGENEOUS] = fill_homogeneous,
+	[FATTR4_MAXFILESIZE] = fill_maxfilesize,
+	[FATTR4_MAXLINK] = fill_maxlink,
+	[FATTR4_MAXNAME] = fill_maxname,
+	[FATTR4_MAXREAD] = fill_maxread,
+	[FATTR4_MAXWRITE] = fill_maxwrite,
+	[FATTR4_MODE] = fill_mode,
+	[FATTR4_NO_TRUNC] = fill_no_trunc,
+	[FATTR4_NUMLINKS] = fill_numlinks,
+	[FATTR4_OWNER] = fill_owner,
+	[FATTR4_OWNER_GROUP] = fill_owner_group,
+	[FATTR4_RAWDEV] = fill_rawdev,
+	[FATTR4_SPACE_USED] = fill_space_used,
+	[FATTR4_TIME_ACCESS] = fill_time_access,
+	[FATTR4_TIME_CREATE] = fill_time_create,
+	[FATTR4_TIME_DELTA] = fill_time_delta,
+	[FATTR4_TIME_METADATA] = fill_time_metadata,
+	[FATTR4_TIME_MODIFY] = fill_time_modify,
+	[FATTR4_MOUNTED_ON_FILEID] = fill_mounted_on_fileid,
+	[FATTR4_FS_LAYOUT_TYPES] = fill_fs_layout_types,
+	[FATTR4_LAYOUT_TYPES] = fill_layout_types,
+	[FATTR4_LAYOUT_BLKSIZE] = fill_layout_blksize,
+	[FATTR4_LAYOUT_ALIGNMENT] = fill_layout_alignment,
+	[FATTR4_SUPPATTR_EXCLCREAT] = fill_suppattr_exclcreat,
+};
+
 nfsstat4 mds_attr_fill(struct mds_compound *c, const struct mds_inode *ino, const struct proto_attrmask *want,
 		       struct proto_fattr *a)
 {
 	struct mds_server *srv = c->srv;
-	struct mds_store_stats st;
+	const struct attr_src src = { srv, ino, mds_store_format(srv->store) };
 	int need_stats;
-	const struct mds_store_format *fmt = mds_store_format(srv->store);
 
 	want_stats(want, &need_stats);
 	if (need_stats) {
 		struct mds_txn *t = mds_compound_txn(c);
-		if (!t || mds_store_stats(t, &st) != 0)
-			return NFS4ERR_SERVERFAULT;
-	}
-#define WANT(bit) proto_attrmask_isset(want, bit)
-#define SET(bit) proto_fattr_set(a, bit)
-	if (WANT(FATTR4_SUPPORTED_ATTRS)) {
-		a->supported_attrs = proto_attr_supported;
-		SET(FATTR4_SUPPORTED_ATTRS);
-	}
-	if (WANT(FATTR4_TYPE)) {
-		a->type = to_ftype(ino->type);
-		SET(FATTR4_TYPE);
-	}
-	if (WANT(FATTR4_FH_EXPIRE_TYPE)) {
-		a->fh_expire_type = FH4_PERSISTENT;
-		SET(FATTR4_FH_EXPIRE_TYPE);
-	}
-	if (WANT(FATTR4_CHANGE)) {
-		a->change = ino->change;
-		SET(FATTR4_CHANGE);
-	}
-	if (WANT(FATTR4_SIZE)) {
-		a->size = ino->size;
-		SET(FATTR4_SIZE);
-	}
-	if (WANT(FATTR4_LINK_SUPPORT)) {
-		a->link_support = true;
-		SET(FATTR4_LINK_SUPPORT);
-	}
-	if (WANT(FATTR4_SYMLINK_SUPPORT)) {
-		a->symlink_support = true;
-		SET(FATTR4_SYMLINK_SUPPORT);
-	}
-	if (WANT(FATTR4_NAMED_ATTR)) {
-		a->named_attr = false;
-		SET(FATTR4_NAMED_ATTR);
-	}
-	if (WANT(FATTR4_FSID)) {
-		uint64_t major = 0;
-		for (int i = 0; i < 8; i++)
-			major = major << 8 | srv->pool_id[i];
-		a->fsid.major = major;
-		a->fsid.minor = 0;
-		SET(FATTR4_FSID);
-	}
-	if (WANT(FATTR4_UNIQUE_HANDLES)) {
-		a->unique_handles = true;
-		SET(FATTR4_UNIQUE_HANDLES);
-	}
-	if (WANT(FATTR4_LEASE_TIME)) {
-		a->lease_time = mds_lease_s(srv);
-		SET(FATTR4_LEASE_TIME);
-	}
-	if (WANT(FATTR4_RDATTR_ERROR)) {
-		a->rdattr_error = NFS4_OK;
-		SET(FATTR4_RDATTR_ERROR);
-	}
-	if (WANT(FATTR4_ACLSUPPORT)) {
-		a->aclsupport = 0;
-		SET(FATTR4_ACLSUPPORT);
-	}
-	if (WANT(FATTR4_CANSETTIME)) {
-		a->cansettime = true;
-		SET(FATTR4_CANSETTIME);
-	}
-	if (WANT(FATTR4_CASE_INSENSITIVE)) {
-		a->case_insensitive = false;
-		SET(FATTR4_CASE_INSENSITIVE);
-	}
-	if (WANT(FATTR4_CASE_PRESERVING)) {
-		a->case_preserving = true;
-		SET(FATTR4_CASE_PRESERVING);
-	}
-	if (WANT(FATTR4_CHOWN_RESTRICTED)) {
-		a->chown_restricted = true;
-		SET(FATTR4_CHOWN_RESTRICTED);
-	}
-	if (WANT(FATTR4_FILEHANDLE)) {
-		a->filehandle.len = MDS_FH_BYTES;
-		mds_fh_encode(srv, ino->fileid, a->filehandle.val);
-		SET(FATTR4_FILEHANDLE);
-	}
-	if (WANT(FATTR4_FILEID)) {
-		a->fileid = ino->fileid;
-		SET(FATTR4_FILEID);
-	}
-	if (need_stats) {
+		struct mds_store_stats st;
 		/* Inodes are not a limited resource in LMDB: report what the map could still hold
 		 * at about 256 bytes per file. */
-		uint64_t files_total = st.files + (st.free_bytes >> 12) + 1000000;
+		uint64_t files_total;
+
+		if (!t || mds_store_stats(t, &st) != 0)
+			return NFS4ERR_SERVERFAULT;
+		files_total = st.files + (st.free_bytes >> 12) + 1000000;
 		a->files_total = files_total;
 		a->files_free = files_total - st.files;
 		a->files_avail = a->files_free;
 		a->space_total = st.volume_bytes;
 		a->space_free = st.free_bytes;
 		a->space_avail = st.free_bytes;
-		SET(FATTR4_FILES_AVAIL);
-		SET(FATTR4_FILES_FREE);
-		SET(FATTR4_FILES_TOTAL);
-		SET(FATTR4_SPACE_AVAIL);
-		SET(FATTR4_SPACE_FREE);
-		SET(FATTR4_SPACE_TOTAL);
+		proto_fattr_set(a, FATTR4_FILES_AVAIL);
+		proto_fattr_set(a, FATTR4_FILES_FREE);
+		proto_fattr_set(a, FATTR4_FILES_TOTAL);
+		proto_fattr_set(a, FATTR4_SPACE_AVAIL);
+		proto_fattr_set(a, FATTR4_SPACE_FREE);
+		proto_fattr_set(a, FATTR4_SPACE_TOTAL);
 	}
-	if (WANT(FATTR4_HOMOGENEOUS)) {
-		a->homogeneous = true;
-		SET(FATTR4_HOMOGENEOUS);
-	}
-	if (WANT(FATTR4_MAXFILESIZE)) {
-		a->maxfilesize = NFS4_INT64_MAX;
-		SET(FATTR4_MAXFILESIZE);
-	}
-	if (WANT(FATTR4_MAXLINK)) {
-		a->maxlink = MDS_LINK_MAX;
-		SET(FATTR4_MAXLINK);
-	}
-	if (WANT(FATTR4_MAXNAME)) {
-		a->maxname = MDS_NAME_MAX;
-		SET(FATTR4_MAXNAME);
-	}
-	if (WANT(FATTR4_MAXREAD)) {
-		a->maxread = MDS_MAX_IO_BYTES;
-		SET(FATTR4_MAXREAD);
-	}
-	if (WANT(FATTR4_MAXWRITE)) {
-		a->maxwrite = MDS_MAX_IO_BYTES;
-		SET(FATTR4_MAXWRITE);
-	}
-	if (WANT(FATTR4_MODE)) {
-		a->mode = ino->mode & 07777;
-		SET(FATTR4_MODE);
-	}
-	if (WANT(FATTR4_NO_TRUNC)) {
-		a->no_trunc = true;
-		SET(FATTR4_NO_TRUNC);
-	}
-	if (WANT(FATTR4_NUMLINKS)) {
-		a->numlinks = ino->nlink;
-		SET(FATTR4_NUMLINKS);
-	}
-	if (WANT(FATTR4_OWNER)) {
-		snprintf(a->owner, sizeof(a->owner), "%u", ino->uid);
-		SET(FATTR4_OWNER);
-	}
-	if (WANT(FATTR4_OWNER_GROUP)) {
-		snprintf(a->owner_group, sizeof(a->owner_group), "%u", ino->gid);
-		SET(FATTR4_OWNER_GROUP);
-	}
-	if (WANT(FATTR4_RAWDEV)) {
-		a->rawdev.specdata1 = ino->rdev_major;
-		a->rawdev.specdata2 = ino->rdev_minor;
-		SET(FATTR4_RAWDEV);
-	}
-	if (WANT(FATTR4_SPACE_USED)) {
-		a->space_used = ino->space_used;
-		SET(FATTR4_SPACE_USED);
-	}
-	if (WANT(FATTR4_TIME_ACCESS)) {
-		a->time_access = to_nfstime(ino->atime);
-		SET(FATTR4_TIME_ACCESS);
-	}
-	if (WANT(FATTR4_TIME_CREATE)) {
-		a->time_create = to_nfstime(ino->crtime);
-		SET(FATTR4_TIME_CREATE);
-	}
-	if (WANT(FATTR4_TIME_DELTA)) {
-		a->time_delta.seconds = 0;
-		a->time_delta.nseconds = 1;
-		SET(FATTR4_TIME_DELTA);
-	}
-	if (WANT(FATTR4_TIME_METADATA)) {
-		a->time_metadata = to_nfstime(ino->ctime);
-		SET(FATTR4_TIME_METADATA);
-	}
-	if (WANT(FATTR4_TIME_MODIFY)) {
-		a->time_modify = to_nfstime(ino->mtime);
-		SET(FATTR4_TIME_MODIFY);
-	}
-	if (WANT(FATTR4_MOUNTED_ON_FILEID)) {
-		a->mounted_on_fileid = ino->fileid;
-		SET(FATTR4_MOUNTED_ON_FILEID);
-	}
-	if (WANT(FATTR4_FS_LAYOUT_TYPES)) {
-		/* What the pool can offer: SCSI (RFC 8154, when fencing works) and block volumes. */
-		a->fs_layout_types_len = mds_layout_types(srv, a->fs_layout_types, PROTO_LAYOUT_TYPES_MAX);
-		SET(FATTR4_FS_LAYOUT_TYPES);
-	}
-	if (WANT(FATTR4_LAYOUT_TYPES) && ino->type == MDS_FT_REG) {
-		a->layout_types_len = mds_layout_types(srv, a->layout_types, PROTO_LAYOUT_TYPES_MAX);
-		SET(FATTR4_LAYOUT_TYPES);
-	}
-	if (WANT(FATTR4_LAYOUT_BLKSIZE)) {
-		a->layout_blksize = srv->block_bytes;
-		SET(FATTR4_LAYOUT_BLKSIZE);
-	}
-	if (WANT(FATTR4_LAYOUT_ALIGNMENT)) {
-		uint64_t su = fmt ? fmt->stripe_unit_bytes : 0;
-		a->layout_alignment = su && su <= UINT32_MAX ? (uint32_t)su : srv->block_bytes;
-		SET(FATTR4_LAYOUT_ALIGNMENT);
-	}
-	if (WANT(FATTR4_SUPPATTR_EXCLCREAT)) {
-		struct proto_attrmask m = { { 0 } };
-		proto_attrmask_set(&m, FATTR4_MODE);
-		proto_attrmask_set(&m, FATTR4_OWNER);
-		proto_attrmask_set(&m, FATTR4_OWNER_GROUP);
-		proto_attrmask_set(&m, FATTR4_SIZE);
-		proto_attrmask_set(&m, FATTR4_TIME_ACCESS_SET);
-		proto_attrmask_set(&m, FATTR4_TIME_MODIFY_SET);
-		a->suppattr_exclcreat = m;
-		SET(FATTR4_SUPPATTR_EXCLCREAT);
-	}
-#undef WANT
-#undef SET
+	for (unsigned bit = 0; bit < sizeof(attr_fillers) / sizeof(attr_fillers[0]); bit++)
+		if (attr_fillers[bit] && proto_attrmask_isset(want, bit) && attr_fillers[bit](&src, a))
+			proto_fattr_set(a, bit);
 	return NFS4_OK;
 }
 
