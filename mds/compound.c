@@ -85,7 +85,7 @@ const struct mds_op_desc mds_op_table[MDS_OP_TABLE_SIZE] = {
 	[OP_RECLAIM_COMPLETE] = { mds_op_reclaim_complete, MDS_OPF_MODIFY },
 };
 
-MDS_OP(notsupp)
+nfsstat4 mds_op_notsupp(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	(void)c;
 	(void)arg;

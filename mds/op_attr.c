@@ -14,7 +14,7 @@
 #include <errno.h>
 #include <string.h>
 
-MDS_OP(getattr)
+nfsstat4 mds_op_getattr(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	GETATTR4args *a = &arg->nfs_argop4_u.opgetattr;
 	GETATTR4resok *ok = &res->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4;
@@ -27,7 +27,7 @@ MDS_OP(getattr)
 	return mds_attr_encode(c, &ino, &a->attr_request, &ok->obj_attributes);
 }
 
-MDS_OP(access)
+nfsstat4 mds_op_access(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	ACCESS4args *a = &arg->nfs_argop4_u.opaccess;
 	ACCESS4resok *ok = &res->nfs_resop4_u.opaccess.ACCESS4res_u.resok4;
@@ -99,7 +99,7 @@ static nfsstat4 compare_attrs(struct mds_compound *c, const fattr4 *theirs, int 
 	return NFS4_OK;
 }
 
-MDS_OP(verify)
+nfsstat4 mds_op_verify(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	int equal = 0;
 	nfsstat4 st = compare_attrs(c, &arg->nfs_argop4_u.opverify.obj_attributes, &equal);
@@ -110,7 +110,7 @@ MDS_OP(verify)
 	return equal ? NFS4_OK : NFS4ERR_NOT_SAME;
 }
 
-MDS_OP(nverify)
+nfsstat4 mds_op_nverify(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	int equal = 0;
 	nfsstat4 st = compare_attrs(c, &arg->nfs_argop4_u.opnverify.obj_attributes, &equal);
@@ -121,7 +121,7 @@ MDS_OP(nverify)
 	return equal ? NFS4ERR_SAME : NFS4_OK;
 }
 
-MDS_OP(setattr)
+nfsstat4 mds_op_setattr(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	SETATTR4args *a = &arg->nfs_argop4_u.opsetattr;
 	SETATTR4res *r = &res->nfs_resop4_u.opsetattr;

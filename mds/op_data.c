@@ -41,7 +41,7 @@ static void note_mds_io(struct mds_compound *c, const char *what)
 		 (unsigned long long)clp->clientid, clp->principal, c->conn ? c->conn->peer_str : "?", what);
 }
 
-MDS_OP(read)
+nfsstat4 mds_op_read(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	READ4args *a = &arg->nfs_argop4_u.opread;
 	READ4resok *ok = &res->nfs_resop4_u.opread.READ4res_u.resok4;
@@ -67,7 +67,7 @@ MDS_OP(read)
 	return s;
 }
 
-MDS_OP(write)
+nfsstat4 mds_op_write(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	WRITE4args *a = &arg->nfs_argop4_u.opwrite;
 	WRITE4resok *ok = &res->nfs_resop4_u.opwrite.WRITE4res_u.resok4;
@@ -104,7 +104,7 @@ MDS_OP(write)
 	return s;
 }
 
-MDS_OP(commit)
+nfsstat4 mds_op_commit(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	COMMIT4args *a = &arg->nfs_argop4_u.opcommit;
 	COMMIT4resok *ok = &res->nfs_resop4_u.opcommit.COMMIT4res_u.resok4;

@@ -50,7 +50,7 @@ static nfsstat4 sticky_ok(const struct mds_compound *c, const struct mds_inode *
 	return child.uid == c->cred.uid ? NFS4_OK : NFS4ERR_ACCESS;
 }
 
-MDS_OP(create)
+nfsstat4 mds_op_create(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	CREATE4args *a = &arg->nfs_argop4_u.opcreate;
 	CREATE4resok *ok = &res->nfs_resop4_u.opcreate.CREATE4res_u.resok4;
@@ -159,7 +159,7 @@ static void note_orphan(struct mds_server *srv, uint64_t fileid)
 		f->orphaned = 1;
 }
 
-MDS_OP(remove)
+nfsstat4 mds_op_remove(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	REMOVE4args *a = &arg->nfs_argop4_u.opremove;
 	REMOVE4resok *ok = &res->nfs_resop4_u.opremove.REMOVE4res_u.resok4;
@@ -209,7 +209,7 @@ MDS_OP(remove)
 	return NFS4_OK;
 }
 
-MDS_OP(rename)
+nfsstat4 mds_op_rename(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	RENAME4args *a = &arg->nfs_argop4_u.oprename;
 	RENAME4resok *ok = &res->nfs_resop4_u.oprename.RENAME4res_u.resok4;
@@ -278,7 +278,7 @@ MDS_OP(rename)
 	return NFS4_OK;
 }
 
-MDS_OP(link)
+nfsstat4 mds_op_link(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	LINK4args *a = &arg->nfs_argop4_u.oplink;
 	LINK4resok *ok = &res->nfs_resop4_u.oplink.LINK4res_u.resok4;
@@ -306,7 +306,7 @@ MDS_OP(link)
 	return NFS4_OK;
 }
 
-MDS_OP(readlink)
+nfsstat4 mds_op_readlink(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	READLINK4resok *ok = &res->nfs_resop4_u.opreadlink.READLINK4res_u.resok4;
 	struct mds_inode ino;
@@ -393,7 +393,7 @@ static int rd_entry(void *arg, const struct mds_dirent *e)
 	return 0;
 }
 
-MDS_OP(readdir)
+nfsstat4 mds_op_readdir(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	READDIR4args *a = &arg->nfs_argop4_u.opreaddir;
 	READDIR4resok *ok = &res->nfs_resop4_u.opreaddir.READDIR4res_u.resok4;

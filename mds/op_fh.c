@@ -19,7 +19,7 @@ static nfsstat4 admitted(const struct mds_compound *c)
 	return c->have_rule ? NFS4_OK : NFS4ERR_ACCESS;
 }
 
-MDS_OP(putfh)
+nfsstat4 mds_op_putfh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	PUTFH4args *a = &arg->nfs_argop4_u.opputfh;
 	uint64_t fileid;
@@ -36,7 +36,7 @@ MDS_OP(putfh)
 	return mds_cfh_set(c, fileid);
 }
 
-MDS_OP(putrootfh)
+nfsstat4 mds_op_putrootfh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	nfsstat4 st = admitted(c);
 	(void)arg;
@@ -48,13 +48,13 @@ MDS_OP(putrootfh)
 	return mds_cfh_set(c, c->srv->root_fileid);
 }
 
-MDS_OP(putpubfh)
+nfsstat4 mds_op_putpubfh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	/* The public filehandle is the root: one export, no separate public tree. */
 	return mds_op_putrootfh(c, arg, res);
 }
 
-MDS_OP(getfh)
+nfsstat4 mds_op_getfh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	GETFH4resok *ok = &res->nfs_resop4_u.opgetfh.GETFH4res_u.resok4;
 	unsigned char *fh = mds_arena_alloc(&c->arena, MDS_FH_BYTES);
@@ -68,7 +68,7 @@ MDS_OP(getfh)
 	return NFS4_OK;
 }
 
-MDS_OP(savefh)
+nfsstat4 mds_op_savefh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	(void)arg;
 	(void)res;
@@ -78,7 +78,7 @@ MDS_OP(savefh)
 	return NFS4_OK;
 }
 
-MDS_OP(restorefh)
+nfsstat4 mds_op_restorefh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	(void)arg;
 	(void)res;
@@ -90,7 +90,7 @@ MDS_OP(restorefh)
 	return NFS4_OK;
 }
 
-MDS_OP(lookup)
+nfsstat4 mds_op_lookup(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	LOOKUP4args *a = &arg->nfs_argop4_u.oplookup;
 	struct mds_inode dir;
@@ -121,7 +121,7 @@ MDS_OP(lookup)
 	return mds_cfh_set(c, child);
 }
 
-MDS_OP(lookupp)
+nfsstat4 mds_op_lookupp(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	struct mds_inode ino;
 	nfsstat4 st;
@@ -159,7 +159,7 @@ static void fill_secinfo(struct mds_compound *c, SECINFO4res *r)
 	r->SECINFO4res_u.resok4.SECINFO4resok_val = v;
 }
 
-MDS_OP(secinfo)
+nfsstat4 mds_op_secinfo(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	SECINFO4args *a = &arg->nfs_argop4_u.opsecinfo;
 	struct mds_inode dir;
@@ -187,7 +187,7 @@ MDS_OP(secinfo)
 	return res->nfs_resop4_u.opsecinfo.status;
 }
 
-MDS_OP(secinfo_no_name)
+nfsstat4 mds_op_secinfo_no_name(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	SECINFO_NO_NAME4args style = arg->nfs_argop4_u.opsecinfo_no_name;
 	struct mds_inode ino;

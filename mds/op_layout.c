@@ -176,7 +176,7 @@ static void undo_alloc(struct mds_server *srv, struct mds_file *f, uint64_t off,
 	mds_lo_set_free(&s);
 }
 
-MDS_OP(layoutget)
+nfsstat4 mds_op_layoutget(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	LAYOUTGET4args *a = &arg->nfs_argop4_u.oplayoutget;
 	LAYOUTGET4res *r = &res->nfs_resop4_u.oplayoutget;
@@ -482,7 +482,7 @@ static int commit_range(struct mds_compound *c, uint64_t fileid, const struct md
 	return 0;
 }
 
-MDS_OP(layoutcommit)
+nfsstat4 mds_op_layoutcommit(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	LAYOUTCOMMIT4args *a = &arg->nfs_argop4_u.oplayoutcommit;
 	LAYOUTCOMMIT4resok *ok = &res->nfs_resop4_u.oplayoutcommit.LAYOUTCOMMIT4res_u.locr_resok4;
@@ -681,7 +681,7 @@ static nfsstat4 return_all(struct mds_compound *c, const LAYOUTRETURN4args *a)
 	}
 }
 
-MDS_OP(layoutreturn)
+nfsstat4 mds_op_layoutreturn(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	LAYOUTRETURN4args *a = &arg->nfs_argop4_u.oplayoutreturn;
 	layoutreturn_stateid *out = &res->nfs_resop4_u.oplayoutreturn.LAYOUTRETURN4res_u.lorr_stateid;
@@ -722,7 +722,7 @@ MDS_OP(layoutreturn)
 
 #define NOTIFY_SUPPORTED ((1u << NOTIFY_DEVICEID4_CHANGE) | (1u << NOTIFY_DEVICEID4_DELETE))
 
-MDS_OP(getdeviceinfo)
+nfsstat4 mds_op_getdeviceinfo(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	GETDEVICEINFO4args *a = &arg->nfs_argop4_u.opgetdeviceinfo;
 	GETDEVICEINFO4res *r = &res->nfs_resop4_u.opgetdeviceinfo;
@@ -775,7 +775,7 @@ MDS_OP(getdeviceinfo)
 	return NFS4_OK;
 }
 
-MDS_OP(getdevicelist)
+nfsstat4 mds_op_getdevicelist(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	GETDEVICELIST4args *a = &arg->nfs_argop4_u.opgetdevicelist;
 	GETDEVICELIST4resok *ok = &res->nfs_resop4_u.opgetdevicelist.GETDEVICELIST4res_u.gdlr_resok4;

@@ -137,7 +137,7 @@ static nfsstat4 grace_check(struct mds_compound *c, int reclaim)
 	return srv->in_grace ? NFS4ERR_GRACE : NFS4_OK;
 }
 
-MDS_OP(lock)
+nfsstat4 mds_op_lock(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	LOCK4args *a = &arg->nfs_argop4_u.oplock;
 	LOCK4res *r = &res->nfs_resop4_u.oplock;
@@ -218,7 +218,7 @@ MDS_OP(lock)
 	return NFS4_OK;
 }
 
-MDS_OP(lockt)
+nfsstat4 mds_op_lockt(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	LOCKT4args *a = &arg->nfs_argop4_u.oplockt;
 	LOCKT4res *r = &res->nfs_resop4_u.oplockt;
@@ -248,7 +248,7 @@ MDS_OP(lockt)
 	return NFS4_OK;
 }
 
-MDS_OP(locku)
+nfsstat4 mds_op_locku(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	LOCKU4args *a = &arg->nfs_argop4_u.oplocku;
 	stateid4 *out = &res->nfs_resop4_u.oplocku.LOCKU4res_u.lock_stateid;

@@ -218,7 +218,7 @@ static nfsstat4 open_truncate(struct mds_compound *c, OPEN4args *a, struct open_
 	return NFS4_OK;
 }
 
-MDS_OP(open)
+nfsstat4 mds_op_open(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	OPEN4args *a = &arg->nfs_argop4_u.opopen;
 	OPEN4resok *ok = &res->nfs_resop4_u.opopen.OPEN4res_u.resok4;
@@ -367,7 +367,7 @@ static nfsstat4 open_stateid_on_cfh(struct mds_compound *c, const stateid4 *in, 
 	return NFS4_OK;
 }
 
-MDS_OP(open_downgrade)
+nfsstat4 mds_op_open_downgrade(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	OPEN_DOWNGRADE4args *a = &arg->nfs_argop4_u.opopen_downgrade;
 	OPEN_DOWNGRADE4resok *ok = &res->nfs_resop4_u.opopen_downgrade.OPEN_DOWNGRADE4res_u.resok4;
@@ -399,7 +399,7 @@ MDS_OP(open_downgrade)
 	return NFS4_OK;
 }
 
-MDS_OP(close)
+nfsstat4 mds_op_close(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	CLOSE4args *a = &arg->nfs_argop4_u.opclose;
 	stateid4 *out = &res->nfs_resop4_u.opclose.CLOSE4res_u.open_stateid;
@@ -418,7 +418,7 @@ MDS_OP(close)
 	return NFS4_OK;
 }
 
-MDS_OP(delegreturn)
+nfsstat4 mds_op_delegreturn(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	DELEGRETURN4args *a = &arg->nfs_argop4_u.opdelegreturn;
 	struct mds_stateid *st;
@@ -438,7 +438,7 @@ MDS_OP(delegreturn)
 	return NFS4_OK;
 }
 
-MDS_OP(delegpurge)
+nfsstat4 mds_op_delegpurge(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	(void)c;
 	(void)arg;
@@ -447,7 +447,7 @@ MDS_OP(delegpurge)
 	return NFS4ERR_NOTSUPP;
 }
 
-MDS_OP(want_delegation)
+nfsstat4 mds_op_want_delegation(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	(void)c;
 	(void)arg;
@@ -474,7 +474,7 @@ static nfsstat4 test_one(struct mds_compound *c, const stateid4 *sid)
 	return NFS4_OK;
 }
 
-MDS_OP(test_stateid)
+nfsstat4 mds_op_test_stateid(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	TEST_STATEID4args *a = &arg->nfs_argop4_u.optest_stateid;
 	TEST_STATEID4resok *ok = &res->nfs_resop4_u.optest_stateid.TEST_STATEID4res_u.tsr_resok4;
@@ -493,7 +493,7 @@ MDS_OP(test_stateid)
 	return NFS4_OK;
 }
 
-MDS_OP(free_stateid)
+nfsstat4 mds_op_free_stateid(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	FREE_STATEID4args *a = &arg->nfs_argop4_u.opfree_stateid;
 	struct mds_stateid *st;

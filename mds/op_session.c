@@ -69,7 +69,7 @@ static struct mds_client *new_client(struct mds_compound *c, const client_owner4
 	return clp;
 }
 
-MDS_OP(exchange_id)
+nfsstat4 mds_op_exchange_id(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	EXCHANGE_ID4args *a = &arg->nfs_argop4_u.opexchange_id;
 	EXCHANGE_ID4resok *ok = &res->nfs_resop4_u.opexchange_id.EXCHANGE_ID4res_u.eir_resok4;
@@ -224,7 +224,7 @@ static int persist_client(struct mds_txn *t, struct put_rec_arg *a)
 	return rc;
 }
 
-MDS_OP(create_session)
+nfsstat4 mds_op_create_session(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	CREATE_SESSION4args *a = &arg->nfs_argop4_u.opcreate_session;
 	CREATE_SESSION4res *r = &res->nfs_resop4_u.opcreate_session;
@@ -312,7 +312,7 @@ MDS_OP(create_session)
 	return NFS4_OK;
 }
 
-MDS_OP(destroy_session)
+nfsstat4 mds_op_destroy_session(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	DESTROY_SESSION4args *a = &arg->nfs_argop4_u.opdestroy_session;
 	struct mds_session *s = mds_session_find(c->srv, (const unsigned char *)a->dsa_sessionid);
@@ -364,7 +364,7 @@ static nfsstat4 replay(struct mds_compound *c, struct mds_slot *slot)
 	return NFS4_OK;
 }
 
-MDS_OP(sequence)
+nfsstat4 mds_op_sequence(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	SEQUENCE4args *a = &arg->nfs_argop4_u.opsequence;
 	SEQUENCE4resok *ok = &res->nfs_resop4_u.opsequence.SEQUENCE4res_u.sr_resok4;
@@ -422,7 +422,7 @@ MDS_OP(sequence)
 	return NFS4_OK;
 }
 
-MDS_OP(bind_conn_to_session)
+nfsstat4 mds_op_bind_conn_to_session(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	BIND_CONN_TO_SESSION4args *a = &arg->nfs_argop4_u.opbind_conn_to_session;
 	BIND_CONN_TO_SESSION4resok *ok = &res->nfs_resop4_u.opbind_conn_to_session.BIND_CONN_TO_SESSION4res_u.bctsr_resok4;
@@ -461,7 +461,7 @@ MDS_OP(bind_conn_to_session)
 	return NFS4_OK;
 }
 
-MDS_OP(backchannel_ctl)
+nfsstat4 mds_op_backchannel_ctl(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	BACKCHANNEL_CTL4args *a = &arg->nfs_argop4_u.opbackchannel_ctl;
 	(void)res;
@@ -473,7 +473,7 @@ MDS_OP(backchannel_ctl)
 	return NFS4_OK;
 }
 
-MDS_OP(destroy_clientid)
+nfsstat4 mds_op_destroy_clientid(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	DESTROY_CLIENTID4args *a = &arg->nfs_argop4_u.opdestroy_clientid;
 	struct mds_client *clp = mds_client_find(c->srv, a->dca_clientid);
@@ -507,7 +507,7 @@ static int persist_recc(struct mds_txn *t, void *arg)
 	return mds_client_put(t, &rec);
 }
 
-MDS_OP(reclaim_complete)
+nfsstat4 mds_op_reclaim_complete(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	RECLAIM_COMPLETE4args *a = &arg->nfs_argop4_u.opreclaim_complete;
 	struct mds_server *srv = c->srv;

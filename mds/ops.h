@@ -7,65 +7,65 @@
 
 #include "mds/server.h"
 
-#define MDS_OP(name) nfsstat4 mds_op_##name(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
+/* Every handler has the one signature: the COMPOUND, its argument and its result. */
 
 /* op_session.c */
-MDS_OP(exchange_id);
-MDS_OP(create_session);
-MDS_OP(destroy_session);
-MDS_OP(sequence);
-MDS_OP(bind_conn_to_session);
-MDS_OP(backchannel_ctl);
-MDS_OP(destroy_clientid);
-MDS_OP(reclaim_complete);
+nfsstat4 mds_op_exchange_id(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_create_session(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_destroy_session(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_sequence(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_bind_conn_to_session(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_backchannel_ctl(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_destroy_clientid(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_reclaim_complete(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
 /* op_fh.c */
-MDS_OP(putfh);
-MDS_OP(putrootfh);
-MDS_OP(putpubfh);
-MDS_OP(getfh);
-MDS_OP(savefh);
-MDS_OP(restorefh);
-MDS_OP(lookup);
-MDS_OP(lookupp);
-MDS_OP(secinfo);
-MDS_OP(secinfo_no_name);
+nfsstat4 mds_op_putfh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_putrootfh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_putpubfh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_getfh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_savefh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_restorefh(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_lookup(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_lookupp(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_secinfo(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_secinfo_no_name(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
 /* op_attr.c */
-MDS_OP(getattr);
-MDS_OP(setattr);
-MDS_OP(verify);
-MDS_OP(nverify);
-MDS_OP(access);
+nfsstat4 mds_op_getattr(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_setattr(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_verify(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_nverify(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_access(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
 /* op_dir.c */
-MDS_OP(create);
-MDS_OP(remove);
-MDS_OP(rename);
-MDS_OP(link);
-MDS_OP(readdir);
-MDS_OP(readlink);
+nfsstat4 mds_op_create(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_remove(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_rename(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_link(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_readdir(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_readlink(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
 /* op_open.c */
-MDS_OP(open);
-MDS_OP(open_downgrade);
-MDS_OP(close);
-MDS_OP(delegreturn);
-MDS_OP(delegpurge);
-MDS_OP(want_delegation);
-MDS_OP(test_stateid);
-MDS_OP(free_stateid);
+nfsstat4 mds_op_open(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_open_downgrade(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_close(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_delegreturn(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_delegpurge(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_want_delegation(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_test_stateid(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_free_stateid(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
 /* op_lock.c */
-MDS_OP(lock);
-MDS_OP(lockt);
-MDS_OP(locku);
+nfsstat4 mds_op_lock(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_lockt(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_locku(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
 /* op_data.c */
-MDS_OP(read);
-MDS_OP(write);
-MDS_OP(commit);
+nfsstat4 mds_op_read(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_write(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_commit(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
 /* layout.c */
-MDS_OP(layoutget);
-MDS_OP(layoutcommit);
-MDS_OP(layoutreturn);
-MDS_OP(getdeviceinfo);
-MDS_OP(getdevicelist);
+nfsstat4 mds_op_layoutget(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_layoutcommit(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_layoutreturn(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_getdeviceinfo(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
+nfsstat4 mds_op_getdevicelist(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
 /* compound.c: operations NFSv4.1 forbids or we do not offer */
-MDS_OP(notsupp);
+nfsstat4 mds_op_notsupp(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res);
 
 #endif
