@@ -268,6 +268,17 @@ int main(int argc, char **argv)
 			proto_log_use_syslog("pnfs-mds");
 		pid_file = cfg->pid_file[0] ? cfg->pid_file : NULL;
 	}
+	/* SIGTERM, SIGINT and SIGHUP wait from here until the loop reads them from its signalfd: the
+	 * server listens before that fd exists, and a stop asked for in between is a clean stop too,
+	 * not death by the default action. */
+	{
+		sigset_t stop;
+		sigemptyset(&stop);
+		sigaddset(&stop, SIGTERM);
+		sigaddset(&stop, SIGINT);
+		sigaddset(&stop, SIGHUP);
+		sigprocmask(SIG_BLOCK, &stop, NULL);
+	}
 	rc = mds_server_new(cfg, &srv, err, sizeof(err));
 	if (rc) {
 		LOG_ERROR("%s", err);
