@@ -176,54 +176,47 @@ static void undo_alloc(struct mds_server *srv, struct mds_file *f, uint64_t off,
 	mds_lo_set_free(&s);
 }
 
-nfsstat4 mds_op_layoutget(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
+/* The checks of RFC 8881 §18.43.3 on the arguments alone, and the current file's inode. */
+static nfsstat4 layoutget_check_args(struct mds_compound *c, const LAYOUTGET4args *a, struct mds_inode *ino,
+				     const struct mds_lo_type **t)
 {
-	LAYOUTGET4args *a = &arg->nfs_argop4_u.oplayoutget;
-	LAYOUTGET4res *r = &res->nfs_resop4_u.oplayoutget;
-	LAYOUTGET4resok *ok = &r->LAYOUTGET4res_u.logr_resok4;
-	struct mds_server *srv = c->srv;
-	struct mds_layouts *lo = srv->layouts;
-	struct mds_inode ino;
-	struct mds_stateid *sst;
-	struct mds_lo_state *ls;
-	const struct mds_lo_type *t;
-	struct mds_file *f;
-	struct lg_window w;
-	struct proto_extent *ext;
-	layout4 *l;
-	stateid4 sid;
-	size_t room, nmax, n = 0;
-	uint64_t covered = 0, allocated = 0;
 	uint32_t iomode = a->loga_iomode;
 	nfsstat4 st;
-	int rc;
 
 	if (!c->clp)
 		return NFS4ERR_OP_NOT_IN_SESSION;
-	st = mds_cfh_inode(c, &ino);
+	st = mds_cfh_inode(c, ino);
 	if (st)
 		return st;
 	if (iomode != LAYOUTIOMODE4_READ && iomode != LAYOUTIOMODE4_RW)
 		return NFS4ERR_BADIOMODE;
-	t = mds_lo_type_offered(srv, a->loga_layout_type);
-	if (!t)
+	*t = mds_lo_type_offered(c->srv, a->loga_layout_type);
+	if (!*t)
 		return NFS4ERR_UNKNOWN_LAYOUTTYPE;
-	if (ino.type != MDS_FT_REG)
+	if (ino->type != MDS_FT_REG)
 		return NFS4ERR_LAYOUTUNAVAILABLE;
-	/* RFC 8881 §18.43.3 */
 	if (a->loga_length == 0 || a->loga_length < a->loga_minlength ||
 	    (a->loga_minlength != NFS4_UINT64_MAX && a->loga_minlength > NFS4_UINT64_MAX - a->loga_offset) ||
 	    (a->loga_length != NFS4_UINT64_MAX && a->loga_length > NFS4_UINT64_MAX - a->loga_offset))
 		return NFS4ERR_INVAL;
 	if ((uint64_t)a->loga_offset >= (uint64_t)NFS4_INT64_MAX)
 		return NFS4ERR_INVAL;
-	if (srv->in_grace || !c->clp->reclaim_complete)
+	if (c->srv->in_grace || !c->clp->reclaim_complete)
 		return NFS4ERR_GRACE;
-	if (iomode == LAYOUTIOMODE4_RW) {
-		st = mds_check_writable_export(c);
-		if (st)
-			return st;
-	}
+	if (iomode == LAYOUTIOMODE4_RW)
+		return mds_check_writable_export(c);
+	return NFS4_OK;
+}
+
+/* The file the stateid names (it must be the current one) and the client's layout state of that
+ * type on it, if it has one yet (*ls NULL otherwise). */
+static nfsstat4 layoutget_find_state(struct mds_compound *c, const LAYOUTGET4args *a, const struct mds_inode *ino,
+				     struct mds_file **f, struct mds_lo_state **ls)
+{
+	struct mds_stateid *sst;
+	stateid4 sid;
+	nfsstat4 st;
+
 	st = mds_sid_resolve(c, &a->loga_stateid, &sid);
 	if (st)
 		return st;
@@ -231,20 +224,28 @@ nfsstat4 mds_op_layoutget(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *r
 			    MDS_STM(MDS_ST_OPEN) | MDS_STM(MDS_ST_LOCK) | MDS_STM(MDS_ST_DELEG) | MDS_STM(MDS_ST_LAYOUT), &sst);
 	if (st)
 		return st;
-	if (!sst->file || sst->file->fileid != ino.fileid)
+	if (!sst->file || sst->file->fileid != ino->fileid)
 		return NFS4ERR_BAD_STATEID;
-	f = sst->file;
+	*f = sst->file;
 	if (sst->type == MDS_ST_LAYOUT) {
-		ls = mds_lo_of(sst);
-		if (!ls || ls->type != a->loga_layout_type)
+		*ls = mds_lo_of(sst);
+		if (!*ls || (*ls)->type != a->loga_layout_type)
 			return NFS4ERR_BAD_STATEID;
 	} else {
-		ls = mds_lo_find(f, c->clp, a->loga_layout_type);
+		*ls = mds_lo_find(*f, c->clp, a->loga_layout_type);
 	}
-	if (iomode == LAYOUTIOMODE4_RW && !client_may_write(f, c->clp))
+	if (a->loga_iomode == LAYOUTIOMODE4_RW && !client_may_write(*f, c->clp))
 		return NFS4ERR_OPENMODE;
-	if (f->orphaned)
+	if ((*f)->orphaned)
 		return NFS4ERR_LAYOUTUNAVAILABLE; /* removed: what is left of it goes through the MDS */
+	return NFS4_OK;
+}
+
+/* Whether the pool's LUNs may be handed out now. */
+static nfsstat4 layoutget_pool_ready(struct mds_server *srv, LAYOUTGET4res *r)
+{
+	struct mds_layouts *lo = srv->layouts;
+
 	/* A LUN that came back as another one is handed to nobody: the client's I/O goes through the MDS,
 	 * which refuses what touches that LUN (NFS4ERR_IO) and serves the rest. */
 	if (mds_pool_luns_out(srv->pool, NULL)) {
@@ -258,38 +259,109 @@ nfsstat4 mds_op_layoutget(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *r
 		r->LAYOUTGET4res_u.logr_will_signal_layout_avail = FALSE;
 		return NFS4ERR_LAYOUTTRYLATER;
 	}
+	return NFS4_OK;
+}
+
+/* How many extents fit what the client takes (loga_maxcount) and what the reply may still carry
+ * (*room bytes). */
+static nfsstat4 layoutget_extent_room(struct mds_compound *c, const LAYOUTGET4args *a, size_t *nmax, size_t *room)
+{
+	*room = mds_compound_reply_room(c);
+	*nmax = MAX_EXTENTS;
+	if (a->loga_maxcount < LAYOUT_ARRAY_FIXED + EXTENT_XDR)
+		return NFS4ERR_TOOSMALL;
+	*nmax = min64(*nmax, (a->loga_maxcount - LAYOUT_ARRAY_FIXED) / EXTENT_XDR);
+	if (*room < LAYOUTGET_FIXED + LAYOUT_ARRAY_FIXED + EXTENT_XDR)
+		return NFS4ERR_REP_TOO_BIG;
+	*nmax = min64(*nmax, (*room - LAYOUTGET_FIXED - LAYOUT_ARRAY_FIXED) / EXTENT_XDR);
+	return NFS4_OK;
+}
+
+/* RW: allocate the holes of the window (when the pool is short, at least up to w->need_end, and
+ * w->end shrinks to it); *allocated says whether anything was. */
+static nfsstat4 layoutget_alloc(struct mds_compound *c, uint64_t fileid, struct lg_window *w, uint64_t *allocated)
+{
+	uint64_t bs = c->srv->block_bytes;
+	int rc;
+
+	rc = mds_ext_alloc(c->txn, fileid, w->off, w->end - w->off, allocated);
+	if (rc == -ENOSPC && w->need_end < w->end) {
+		/* Not all of it: at least what the client must have. */
+		w->end = ceil_to(w->need_end > w->off ? w->need_end : w->off + bs, bs);
+		rc = mds_ext_alloc(c->txn, fileid, w->off, w->end - w->off, allocated);
+	}
+	if (rc)
+		return rc == -ENOSPC ? NFS4ERR_NOSPC : mds_errno_to_nfs(rc);
+	if (*allocated)
+		mds_compound_dirty(c);
+	return NFS4_OK;
+}
+
+/* The reply for a layout of [off, covered) held by ls, and the counters. */
+static void layoutget_reply(struct mds_compound *c, const LAYOUTGET4args *a, const struct mds_lo_type *t,
+			    struct mds_lo_state *ls, layout4 *l, uint64_t off, uint64_t covered, LAYOUTGET4resok *ok)
+{
+	struct mds_layouts *lo = c->srv->layouts;
+	uint32_t iomode = a->loga_iomode;
+
+	l->lo_offset = off;
+	l->lo_length = covered - off;
+	l->lo_iomode = iomode;
+	ok->logr_return_on_close = TRUE;
+	mds_stateid_export(ls->st, &ok->logr_stateid);
+	ok->logr_layout.logr_layout_len = 1;
+	ok->logr_layout.logr_layout_val = l;
+	mds_sid_set_current(c, ls->st);
+	lo->stats.granted[t->index][iomode == LAYOUTIOMODE4_RW]++;
+	if (t->granted)
+		t->granted(c->clp);
+	lo->stats.granted_bytes += covered - off;
+}
+
+nfsstat4 mds_op_layoutget(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
+{
+	LAYOUTGET4args *a = &arg->nfs_argop4_u.oplayoutget;
+	LAYOUTGET4res *r = &res->nfs_resop4_u.oplayoutget;
+	struct mds_server *srv = c->srv;
+	struct mds_inode ino;
+	struct mds_lo_state *ls;
+	const struct mds_lo_type *t;
+	struct mds_file *f;
+	struct lg_window w;
+	struct proto_extent *ext;
+	layout4 *l;
+	size_t room, nmax, n = 0;
+	uint64_t covered = 0, allocated = 0;
+	uint32_t iomode = a->loga_iomode;
+	nfsstat4 st;
+	int rc;
+
+	st = layoutget_check_args(c, a, &ino, &t);
+	if (!st)
+		st = layoutget_find_state(c, a, &ino, &f, &ls);
+	if (!st)
+		st = layoutget_pool_ready(srv, r);
+	if (st)
+		return st;
 	layout_window(srv, &ino, a, &w);
 	if (w.end <= w.off)
 		return NFS4ERR_INVAL;
 	st = mds_lo_conflicts(srv, f, c->clp, w.off, w.end, iomode);
 	if (st) {
-		lo->stats.trylater++;
+		srv->layouts->stats.trylater++;
 		if (st == NFS4ERR_LAYOUTTRYLATER)
 			r->LAYOUTGET4res_u.logr_will_signal_layout_avail = FALSE;
 		return st;
 	}
-	/* How many extents fit what the client takes and what the reply may still carry. */
-	room = mds_compound_reply_room(c);
-	nmax = MAX_EXTENTS;
-	if (a->loga_maxcount < LAYOUT_ARRAY_FIXED + EXTENT_XDR)
-		return NFS4ERR_TOOSMALL;
-	nmax = min64(nmax, (a->loga_maxcount - LAYOUT_ARRAY_FIXED) / EXTENT_XDR);
-	if (room < LAYOUTGET_FIXED + LAYOUT_ARRAY_FIXED + EXTENT_XDR)
-		return NFS4ERR_REP_TOO_BIG;
-	nmax = min64(nmax, (room - LAYOUTGET_FIXED - LAYOUT_ARRAY_FIXED) / EXTENT_XDR);
+	st = layoutget_extent_room(c, a, &nmax, &room);
+	if (st)
+		return st;
 	if (!mds_compound_txn(c))
 		return NFS4ERR_SERVERFAULT;
 	if (iomode == LAYOUTIOMODE4_RW) {
-		rc = mds_ext_alloc(c->txn, ino.fileid, w.off, w.end - w.off, &allocated);
-		if (rc == -ENOSPC && w.need_end < w.end) {
-			/* Not all of it: at least what the client must have. */
-			w.end = ceil_to(w.need_end > w.off ? w.need_end : w.off + srv->block_bytes, srv->block_bytes);
-			rc = mds_ext_alloc(c->txn, ino.fileid, w.off, w.end - w.off, &allocated);
-		}
-		if (rc)
-			return rc == -ENOSPC ? NFS4ERR_NOSPC : mds_errno_to_nfs(rc);
-		if (allocated)
-			mds_compound_dirty(c);
+		st = layoutget_alloc(c, ino.fileid, &w, &allocated);
+		if (st)
+			return st;
 	}
 	ext = mds_arena_calloc(&c->arena, nmax, sizeof(*ext));
 	if (!ext) {
@@ -323,18 +395,7 @@ nfsstat4 mds_op_layoutget(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *r
 		st = NFS4ERR_RESOURCE;
 		goto fail_discard;
 	}
-	l->lo_offset = w.off;
-	l->lo_length = covered - w.off;
-	l->lo_iomode = iomode;
-	ok->logr_return_on_close = TRUE;
-	mds_stateid_export(ls->st, &ok->logr_stateid);
-	ok->logr_layout.logr_layout_len = 1;
-	ok->logr_layout.logr_layout_val = l;
-	mds_sid_set_current(c, ls->st);
-	lo->stats.granted[t->index][iomode == LAYOUTIOMODE4_RW]++;
-	if (t->granted)
-		t->granted(c->clp);
-	lo->stats.granted_bytes += covered - w.off;
+	layoutget_reply(c, a, t, ls, l, w.off, covered, &r->LAYOUTGET4res_u.logr_resok4);
 	return NFS4_OK;
 
 fail_discard:
