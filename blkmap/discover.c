@@ -619,51 +619,23 @@ void blkmap_report_free(struct blkmap_report *rep)
 	free(rep);
 }
 
-int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct blkmap_discover_opts *opts,
-		   struct blkmap_report **repp)
+/* The LUNs of the portals (a portal that does not answer is not fatal while the leaves are found
+ * elsewhere: its reason goes to portal_err, for the error if they are not), then the paths and the
+ * local block devices, appended to *specs. */
+static int gather_specs(struct blkmap_ctx *ctx, const struct blkmap_discover_opts *opts, char ***specs,
+			unsigned *nspecs, char *portal_err, size_t errlen)
 {
-	struct blkmap_discover_opts none = { 0 };
-	struct blkmap_report *rep = calloc(1, sizeof(*rep));
-	struct bm_cand **cands = NULL, **chosen = NULL, **got = NULL;
-	char **specs = NULL;
-	unsigned nspecs = 0, ncands = 0;
-	uint8_t *buf = NULL;
-	char portal_err[sizeof(ctx->err) + 2] = "";
-	int rc = 0;
-
-	if (repp)
-		*repp = NULL;
-	if (!opts)
-		opts = &none;
-	if (!rep)
-		return bm_err(ctx, -ENOMEM, "out of memory");
-	if (vol->n == 0) {
-		rc = bm_err(ctx, -EINVAL, "resolve: the volume array is empty");
-		goto out;
-	}
-	/* resolving replaces the bindings; the structure is checked first, sizes come with the devices */
-	for (unsigned i = 0; i < vol->n; i++)
-		if (vol->v[i].type == BLKMAP_VOL_SIMPLE || vol->v[i].type == BLKMAP_VOL_SCSI)
-			blkmap_vol_bind(vol, i, NULL);
-	rc = blkmap_vol_validate(vol);
-	if (rc < 0) {
-		rc = bm_err(ctx, rc, "resolve: %s", blkmap_vol_errstr(vol));
-		goto out;
-	}
-	/* a portal that does not answer is not fatal while the leaves are found elsewhere */
 	if (opts->nportals) {
 		struct portal *ps = calloc(opts->nportals, sizeof(*ps));
-		if (!ps) {
-			rc = bm_err(ctx, -ENOMEM, "out of memory");
-			goto out;
-		}
+		if (!ps)
+			return bm_err(ctx, -ENOMEM, "out of memory");
 		for (unsigned i = 0; i < opts->nportals; i++)
 			ps[i].url = opts->portals[i];
-		portals_luns(ctx, ps, opts->nportals, &specs, &nspecs);
+		portals_luns(ctx, ps, opts->nportals, specs, nspecs);
 		for (unsigned i = 0; i < opts->nportals; i++) {
 			if (ps[i].rc < 0 && !portal_err[0]) {
 				bm_err(ctx, ps[i].rc, "%s", ps[i].err);
-				snprintf(portal_err, sizeof(portal_err), "; %s", ps[i].err);
+				snprintf(portal_err, errlen, "; %s", ps[i].err);
 			}
 			for (unsigned t = 0; t < ps[i].disc.ntargets; t++)
 				free(ps[i].disc.targets[t]);
@@ -671,85 +643,86 @@ int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct 
 		}
 		free(ps);
 	}
-	rc = 0;
 	for (unsigned i = 0; i < opts->npaths; i++) {
-		char **x = realloc(specs, (nspecs + 1) * sizeof(*x));
-		if (!x) {
-			rc = bm_err(ctx, -ENOMEM, "out of memory");
-			goto out;
-		}
-		specs = x;
-		specs[nspecs] = strdup(opts->paths[i]);
-		if (specs[nspecs])
-			nspecs++;
+		char **x = realloc(*specs, (*nspecs + 1) * sizeof(*x));
+		if (!x)
+			return bm_err(ctx, -ENOMEM, "out of memory");
+		*specs = x;
+		x[*nspecs] = strdup(opts->paths[i]);
+		if (x[*nspecs])
+			(*nspecs)++;
 	}
 	if (opts->scan_local)
-		local_devices(opts->sysfs_block ? opts->sysfs_block : "/sys/block", &specs, &nspecs);
+		local_devices(opts->sysfs_block ? opts->sysfs_block : "/sys/block", specs, nspecs);
+	return 0;
+}
 
-	cands = calloc(nspecs ? nspecs : 1, sizeof(*cands));
-	got = calloc(nspecs ? nspecs : 1, sizeof(*got));
-	chosen = calloc(vol->n, sizeof(*chosen));
-	buf = malloc(BLKMAP_MAX_SIG_BYTES);
-	rep->candidate_names = calloc(nspecs ? nspecs : 1, sizeof(char *));
-	rep->matches = calloc(vol->n, sizeof(*rep->matches));
-	if (!cands || !got || !chosen || !buf || !rep->candidate_names || !rep->matches) {
-		rc = bm_err(ctx, -ENOMEM, "out of memory");
-		goto out;
-	}
-	cands_get(ctx, specs, nspecs, got);
-	for (unsigned i = 0; i < nspecs; i++) {
+/* The distinct candidates of got[0..n) into cands (*ncands), their names into the report. */
+static void unique_cands(struct bm_cand **got, unsigned n, struct bm_cand **cands, unsigned *ncands,
+			 struct blkmap_report *rep)
+{
+	for (unsigned i = 0; i < n; i++) {
 		struct bm_cand *c = got[i];
 		int dup = 0;
 		if (!c)
 			continue;
-		for (unsigned k = 0; k < ncands; k++)
+		for (unsigned k = 0; k < *ncands; k++)
 			dup |= cands[k] == c;
 		if (dup)
 			continue;
-		cands[ncands++] = c;
+		cands[(*ncands)++] = c;
 		rep->candidate_names[rep->ncandidates] = strdup(c->dev->name);
 		if (rep->candidate_names[rep->ncandidates])
 			rep->ncandidates++;
 	}
-	for (unsigned i = 0; i < vol->n; i++) {
-		const struct bm_volent *e = &vol->v[i];
-		struct blkmap_match *m;
-		if (e->type != BLKMAP_VOL_SIMPLE && e->type != BLKMAP_VOL_SCSI)
+}
+
+/* Choose the candidate for leaf i (the first that matches; the others are counted), recorded in
+ * the report; an error when none does or when an earlier leaf has it already. */
+static int match_leaf(struct blkmap_ctx *ctx, const struct blkmap_vol *vol, unsigned i, struct bm_cand **cands,
+		      unsigned ncands, struct bm_cand **chosen, uint8_t *buf, struct blkmap_report *rep,
+		      const char *portal_err)
+{
+	const struct bm_volent *e = &vol->v[i];
+	struct blkmap_match *m = &rep->matches[rep->nmatches++];
+
+	m->leaf = i;
+	m->candidates = ncands;
+	describe(e, m->how, sizeof(m->how));
+	for (unsigned k = 0; k < ncands; k++) {
+		int hit = e->type == BLKMAP_VOL_SIMPLE ? sig_matches(cands[k], e, buf) : desig_matches(cands[k], e);
+		if (!hit)
 			continue;
-		m = &rep->matches[rep->nmatches++];
-		m->leaf = i;
-		m->candidates = ncands;
-		describe(e, m->how, sizeof(m->how));
-		for (unsigned k = 0; k < ncands; k++) {
-			int hit = e->type == BLKMAP_VOL_SIMPLE ? sig_matches(cands[k], e, buf) : desig_matches(cands[k], e);
-			if (!hit)
-				continue;
-			if (!chosen[i]) {
-				chosen[i] = cands[k];
-				snprintf(m->dev_name, sizeof(m->dev_name), "%s", cands[k]->dev->name);
-			} else {
-				m->also_matched++;
-			}
-		}
 		if (!chosen[i]) {
-			/* a candidate whose bytes could not be read may be the one (a reservation keeping this
-			 * initiator out, a LUN gone): say so */
-			char unread[sizeof(cands[0]->read_err) + 40] = "";
-			for (unsigned k = 0; k < ncands && !unread[0]; k++)
-				if (cands[k]->read_rc < 0)
-					snprintf(unread, sizeof(unread), "; a candidate could not be read: %s", cands[k]->read_err);
-			rc = bm_err(ctx, -ENODEV, "volume %u (%s, %s) matched none of the %u candidate devices%s%s", i,
-				    blkmap_vol_type_name(e->type), m->how, ncands, unread, portal_err);
-			goto out;
-		}
-		for (unsigned j = 0; j < i; j++) {
-			if (chosen[j] == chosen[i]) {
-				rc = bm_err(ctx, -EINVAL, "volumes %u and %u both match %s: the volume cannot use one LUN twice",
-					    j, i, chosen[i]->dev->name);
-				goto out;
-			}
+			chosen[i] = cands[k];
+			snprintf(m->dev_name, sizeof(m->dev_name), "%s", cands[k]->dev->name);
+		} else {
+			m->also_matched++;
 		}
 	}
+	if (!chosen[i]) {
+		/* a candidate whose bytes could not be read may be the one (a reservation keeping this
+		 * initiator out, a LUN gone): say so */
+		char unread[sizeof(cands[0]->read_err) + 40] = "";
+		for (unsigned k = 0; k < ncands && !unread[0]; k++)
+			if (cands[k]->read_rc < 0)
+				snprintf(unread, sizeof(unread), "; a candidate could not be read: %s", cands[k]->read_err);
+		return bm_err(ctx, -ENODEV, "volume %u (%s, %s) matched none of the %u candidate devices%s%s", i,
+			      blkmap_vol_type_name(e->type), m->how, ncands, unread, portal_err);
+	}
+	for (unsigned j = 0; j < i; j++)
+		if (chosen[j] == chosen[i])
+			return bm_err(ctx, -EINVAL, "volumes %u and %u both match %s: the volume cannot use one LUN twice",
+				      j, i, chosen[i]->dev->name);
+	return 0;
+}
+
+/* Bind each leaf to its chosen device, reopened read-write where it was found read-only (a local
+ * device; an iSCSI LUN is opened for both already), and check the sizes. */
+static int bind_chosen(struct blkmap_ctx *ctx, struct blkmap_vol *vol, struct bm_cand **chosen)
+{
+	int rc;
+
 	for (unsigned i = 0; i < vol->n; i++) {
 		struct bm_cand *c = chosen[i];
 		if (!c)
@@ -774,6 +747,68 @@ int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct 
 			if (chosen[i])
 				blkmap_vol_bind(vol, i, NULL);
 	}
+	return rc;
+}
+
+static int is_leaf(const struct bm_volent *e)
+{
+	return e->type == BLKMAP_VOL_SIMPLE || e->type == BLKMAP_VOL_SCSI;
+}
+
+int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct blkmap_discover_opts *opts,
+		   struct blkmap_report **repp)
+{
+	struct blkmap_discover_opts none = { 0 };
+	struct blkmap_report *rep = calloc(1, sizeof(*rep));
+	struct bm_cand **cands = NULL, **chosen = NULL, **got = NULL;
+	char **specs = NULL;
+	unsigned nspecs = 0, ncands = 0;
+	uint8_t *buf = NULL;
+	char portal_err[sizeof(ctx->err) + 2] = "";
+	int rc = 0;
+
+	if (repp)
+		*repp = NULL;
+	if (!opts)
+		opts = &none;
+	if (!rep)
+		return bm_err(ctx, -ENOMEM, "out of memory");
+	if (vol->n == 0) {
+		rc = bm_err(ctx, -EINVAL, "resolve: the volume array is empty");
+		goto out;
+	}
+	/* resolving replaces the bindings; the structure is checked first, sizes come with the devices */
+	for (unsigned i = 0; i < vol->n; i++)
+		if (is_leaf(&vol->v[i]))
+			blkmap_vol_bind(vol, i, NULL);
+	rc = blkmap_vol_validate(vol);
+	if (rc < 0) {
+		rc = bm_err(ctx, rc, "resolve: %s", blkmap_vol_errstr(vol));
+		goto out;
+	}
+	rc = gather_specs(ctx, opts, &specs, &nspecs, portal_err, sizeof(portal_err));
+	if (rc < 0)
+		goto out;
+	cands = calloc(nspecs ? nspecs : 1, sizeof(*cands));
+	got = calloc(nspecs ? nspecs : 1, sizeof(*got));
+	chosen = calloc(vol->n, sizeof(*chosen));
+	buf = malloc(BLKMAP_MAX_SIG_BYTES);
+	rep->candidate_names = calloc(nspecs ? nspecs : 1, sizeof(char *));
+	rep->matches = calloc(vol->n, sizeof(*rep->matches));
+	if (!cands || !got || !chosen || !buf || !rep->candidate_names || !rep->matches) {
+		rc = bm_err(ctx, -ENOMEM, "out of memory");
+		goto out;
+	}
+	cands_get(ctx, specs, nspecs, got);
+	unique_cands(got, nspecs, cands, &ncands, rep);
+	for (unsigned i = 0; i < vol->n; i++) {
+		if (!is_leaf(&vol->v[i]))
+			continue;
+		rc = match_leaf(ctx, vol, i, cands, ncands, chosen, buf, rep, portal_err);
+		if (rc < 0)
+			goto out;
+	}
+	rc = bind_chosen(ctx, vol, chosen);
 out:
 	for (unsigned i = 0; i < nspecs; i++)
 		free(specs[i]);
