@@ -665,30 +665,10 @@ int mds_pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *
 	return rc;
 }
 
-static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *urls, uint32_t nluns,
-		       const struct mds_pool_format_opts *opts, uint8_t *uuid_out, char *err, size_t errlen)
+/* The URLs of a format: a count a pool may have, each short enough for the label's conf and none
+ * given twice. */
+static int format_check_urls(const char *const *urls, uint32_t nluns, char *err, size_t errlen)
 {
-	struct mds_pool_format_opts o = opts ? *opts : (struct mds_pool_format_opts){ 0 };
-	struct blkmap_dev *devs[MDS_MAX_LUNS] = { 0 };
-	char *errs = NULL;
-	uint64_t sizes[MDS_MAX_LUNS];
-	uint32_t blocks[MDS_MAX_LUNS];
-	struct mds_store_format *f = NULL;
-	struct mds_store_opts so = { 0 };
-	struct mds_store *store = NULL;
-	struct mds_pool_conf conf;
-	uint8_t uuid[16], *area = NULL;
-	char disp[MDS_POOL_URL_MAX], why[320];
-	uint64_t now = (uint64_t)time(NULL);
-	int rc, labels_written = 0, dir_made = 0, store_made = 0;
-
-	memset(&conf, 0, sizeof(conf));
-	if (!o.type)
-		o.type = MDS_VOL_STRIPE;
-	if (!o.block_bytes)
-		o.block_bytes = MDS_POOL_DEFAULT_BLOCK;
-	if (o.type == MDS_VOL_STRIPE && !o.stripe_unit_bytes)
-		o.stripe_unit_bytes = MDS_POOL_DEFAULT_STRIPE_UNIT;
 	if (nluns == 0 || nluns > MDS_MAX_LUNS)
 		return proto_errf(err, errlen, -EINVAL, "%u LUNs: a pool has 1 to %u", nluns, MDS_MAX_LUNS);
 	for (uint32_t i = 0; i < nluns; i++) {
@@ -699,27 +679,28 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 				return proto_errf(err, errlen, -EINVAL, "LUN %s given twice (%u and %u)", urls[i],
 					    j, i);
 	}
-	rc = dir_prepare(dir, &dir_made, err, errlen);
-	if (rc) {
-		dir_undo(dir, dir_made, 0);
-		return rc;
-	}
-	f = calloc(1, sizeof(*f));
-	area = calloc(1, MDS_LABEL_AREA_BYTES);
-	if (!f || !area) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	/* Open every LUN (all at once) and look for labels before touching any. */
-	errs = open_luns(ctx, urls, nluns, devs);
-	for (uint32_t i = 0; i < nluns; i++) {
+	return 0;
+}
+
+/* Open every LUN (all at once) and look for labels before touching any: sizes and block sizes of
+ * each into sizes[] and blocks[]; a LUN that carries a label already is an error unless force. */
+static int format_open_luns(struct blkmap_ctx *ctx, const char *const *urls, uint32_t nluns, int force,
+			    struct blkmap_dev **devs, uint64_t *sizes, uint32_t *blocks, uint8_t *area, char *err,
+			    size_t errlen)
+{
+	char disp[MDS_POOL_URL_MAX], why[320];
+	char *errs = open_luns(ctx, urls, nluns, devs);
+	int rc = 0;
+
+	for (uint32_t i = 0; i < nluns && !rc; i++) {
 		struct mds_pool_label old;
 		size_t len;
+		char u[37];
 		mds_pool_url_display(urls[i], disp, sizeof(disp));
 		if (!devs[i]) {
 			rc = -ENODEV;
 			proto_errf(err, errlen, rc, "LUN %u (%s): cannot open: %s", i, disp, open_err(errs, i));
-			goto out;
+			break;
 		}
 		sizes[i] = blkmap_dev_size_bytes(devs[i]);
 		blocks[i] = blkmap_dev_block_bytes(devs[i]);
@@ -727,37 +708,35 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 		rc = read_label_area(devs[i], area, &len);
 		if (rc) {
 			proto_errf(err, errlen, rc, "LUN %u (%s): cannot read: %s", i, disp, blkmap_errstr(ctx));
-			goto out;
+			break;
 		}
-		if (mds_label_present(area, len) && !o.force) {
-			char u[37];
-			rc = mds_label_decode(area, len, &old, why, sizeof(why));
-			if (rc == 0) {
-				mds_uuid_format(old.pool_uuid, u);
-				proto_errf(err, errlen, -EEXIST,
-				     "LUN %u (%s) already carries a pool label (pool %s, LUN %u of %u); "
-				     "use --force to overwrite it", i, disp, u, old.lun_index, old.lun_count);
-			} else {
-				proto_errf(err, errlen, -EEXIST,
-				     "LUN %u (%s) already carries a pool label (%s); use --force to "
-				     "overwrite it", i, disp, why);
-			}
-			rc = -EEXIST;
-			goto out;
+		if (!mds_label_present(area, len) || force)
+			continue;
+		if (mds_label_decode(area, len, &old, why, sizeof(why)) == 0) {
+			mds_uuid_format(old.pool_uuid, u);
+			proto_errf(err, errlen, -EEXIST,
+			     "LUN %u (%s) already carries a pool label (pool %s, LUN %u of %u); "
+			     "use --force to overwrite it", i, disp, u, old.lun_index, old.lun_count);
+		} else {
+			proto_errf(err, errlen, -EEXIST,
+			     "LUN %u (%s) already carries a pool label (%s); use --force to "
+			     "overwrite it", i, disp, why);
 		}
+		rc = -EEXIST;
 	}
-	rc = mds_uuid_generate(uuid);
-	if (rc) {
-		proto_errf(err, errlen, rc, "cannot generate a pool UUID");
-		goto out;
-	}
-	rc = mds_pool_plan(sizes, blocks, nluns, o.type, o.stripe_unit_bytes, o.block_bytes, uuid, f,
-			   why, sizeof(why));
-	if (rc) {
-		proto_errf(err, errlen, rc, "%s", why);
-		goto out;
-	}
-	/* Label areas: the label, then zeros to the end of the first MiB. */
+	free(errs);
+	return rc;
+}
+
+/* Label areas: the label, then zeros to the end of the first MiB. */
+static int format_write_labels(struct blkmap_ctx *ctx, const char *const *urls, uint32_t nluns,
+			       struct blkmap_dev **devs, const struct mds_store_format *f, uint8_t *area, char *err,
+			       size_t errlen)
+{
+	char disp[MDS_POOL_URL_MAX];
+	uint64_t now = (uint64_t)time(NULL);
+	int rc;
+
 	for (uint32_t i = 0; i < nluns; i++) {
 		struct mds_pool_label l;
 		mds_pool_url_display(urls[i], disp, sizeof(disp));
@@ -765,15 +744,22 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 		mds_label_from_format(f, i, now, &l);
 		mds_label_encode(&l, area);
 		rc = blkmap_dev_pwrite(devs[i], area, MDS_LABEL_AREA_BYTES, 0);
-		if (rc) {
-			proto_errf(err, errlen, rc, "LUN %u (%s): writing the label: %s%s", i, disp,
-			     blkmap_errstr(ctx),
-			     labels_written ? " (earlier LUNs are labelled now: format again with --force)" : "");
-			goto out;
-		}
-		labels_written++;
+		if (rc)
+			return proto_errf(err, errlen, rc, "LUN %u (%s): writing the label: %s%s", i, disp,
+					  blkmap_errstr(ctx),
+					  i ? " (earlier LUNs are labelled now: format again with --force)" : "");
 	}
-	/* Read them back: each LUN must hold its own label (two URLs of one LUN would not). */
+	return 0;
+}
+
+/* Read them back: each LUN must hold its own label (two URLs of one LUN would not). */
+static int format_verify_labels(struct blkmap_ctx *ctx, const char *const *urls, uint32_t nluns,
+				struct blkmap_dev **devs, const struct mds_store_format *f, uint8_t *area, char *err,
+				size_t errlen)
+{
+	char disp[MDS_POOL_URL_MAX], why[320];
+	int rc;
+
 	for (uint32_t i = 0; i < nluns; i++) {
 		struct mds_pool_label back;
 		size_t len;
@@ -785,22 +771,21 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 			snprintf(why, sizeof(why), "%s", blkmap_errstr(ctx));
 		if (!rc)
 			rc = mds_label_check(&back, f, i, why, sizeof(why));
-		if (rc) {
-			proto_errf(err, errlen, rc, "LUN %u (%s): label does not read back: %s (is it the same "
-			     "LUN as another one?)", i, disp, why);
-			goto out;
-		}
+		if (rc)
+			return proto_errf(err, errlen, rc, "LUN %u (%s): label does not read back: %s (is it the same "
+					  "LUN as another one?)", i, disp, why);
 	}
-	so.map_bytes = o.map_bytes;
-	rc = mds_store_create(dir, f, &so, &store);
-	store_made = 1; /* or partly made */
-	if (rc) {
-		proto_errf(err, errlen, rc, "%s: creating the metadata store: %s", dir, mds_store_strerror(rc));
-		goto out;
-	}
-	rc = record_designators(store, devs, nluns, NULL, err, errlen);
-	if (rc)
-		goto out;
+	return 0;
+}
+
+/* The pool's files next to the store: its conf (the LUN URLs, the UUID) and the volume. */
+static int format_write_files(const char *dir, const char *const *urls, uint32_t nluns, const uint8_t *uuid,
+			      const struct mds_store_format *f, char *err, size_t errlen)
+{
+	struct mds_pool_conf conf;
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
 	conf.nluns = nluns;
 	conf.have_uuid = 1;
 	memcpy(conf.pool_uuid, uuid, 16);
@@ -809,6 +794,72 @@ static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *cons
 	rc = mds_pool_conf_write(dir, &conf, err, errlen);
 	if (!rc)
 		rc = mds_pool_volume_xdr_write(dir, f, err, errlen);
+	return rc;
+}
+
+static int pool_format(struct blkmap_ctx *ctx, const char *dir, const char *const *urls, uint32_t nluns,
+		       const struct mds_pool_format_opts *opts, uint8_t *uuid_out, char *err, size_t errlen)
+{
+	struct mds_pool_format_opts o = opts ? *opts : (struct mds_pool_format_opts){ 0 };
+	struct blkmap_dev *devs[MDS_MAX_LUNS] = { 0 };
+	uint64_t sizes[MDS_MAX_LUNS];
+	uint32_t blocks[MDS_MAX_LUNS];
+	struct mds_store_format *f = NULL;
+	struct mds_store_opts so = { 0 };
+	struct mds_store *store = NULL;
+	uint8_t uuid[16], *area = NULL;
+	char why[320];
+	int rc, dir_made = 0, store_made = 0;
+
+	if (!o.type)
+		o.type = MDS_VOL_STRIPE;
+	if (!o.block_bytes)
+		o.block_bytes = MDS_POOL_DEFAULT_BLOCK;
+	if (o.type == MDS_VOL_STRIPE && !o.stripe_unit_bytes)
+		o.stripe_unit_bytes = MDS_POOL_DEFAULT_STRIPE_UNIT;
+	rc = format_check_urls(urls, nluns, err, errlen);
+	if (rc)
+		return rc;
+	rc = dir_prepare(dir, &dir_made, err, errlen);
+	if (rc) {
+		dir_undo(dir, dir_made, 0);
+		return rc;
+	}
+	f = calloc(1, sizeof(*f));
+	area = calloc(1, MDS_LABEL_AREA_BYTES);
+	if (!f || !area) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = format_open_luns(ctx, urls, nluns, o.force, devs, sizes, blocks, area, err, errlen);
+	if (rc)
+		goto out;
+	rc = mds_uuid_generate(uuid);
+	if (rc) {
+		proto_errf(err, errlen, rc, "cannot generate a pool UUID");
+		goto out;
+	}
+	rc = mds_pool_plan(sizes, blocks, nluns, o.type, o.stripe_unit_bytes, o.block_bytes, uuid, f,
+			   why, sizeof(why));
+	if (rc) {
+		proto_errf(err, errlen, rc, "%s", why);
+		goto out;
+	}
+	rc = format_write_labels(ctx, urls, nluns, devs, f, area, err, errlen);
+	if (!rc)
+		rc = format_verify_labels(ctx, urls, nluns, devs, f, area, err, errlen);
+	if (rc)
+		goto out;
+	so.map_bytes = o.map_bytes;
+	rc = mds_store_create(dir, f, &so, &store);
+	store_made = 1; /* or partly made */
+	if (rc) {
+		proto_errf(err, errlen, rc, "%s: creating the metadata store: %s", dir, mds_store_strerror(rc));
+		goto out;
+	}
+	rc = record_designators(store, devs, nluns, NULL, err, errlen);
+	if (!rc)
+		rc = format_write_files(dir, urls, nluns, uuid, f, err, errlen);
 	if (rc)
 		goto out;
 	if (uuid_out)
@@ -819,7 +870,6 @@ out:
 		blkmap_dev_close(devs[i]);
 	if (rc)
 		dir_undo(dir, dir_made, store_made);
-	free(errs);
 	free(area);
 	free(f);
 	return rc;
