@@ -217,32 +217,52 @@ int proto_compound_end(struct proto_compound_enc *e)
 
 /* ---- decoding calls ------------------------------------------------------------------------------ */
 
-int proto_compound_args_decode(const void *buf, size_t len, uint32_t max_ops,
-			       struct proto_compound_args *out)
+/* The head of a call, COMPOUND or CB_COMPOUND, as pointers into the caller's struct (callback_ident
+ * NULL for a COMPOUND, which has none). */
+struct call_head {
+	utf8str_cs *tag;
+	uint32_t *minorversion, *callback_ident, *opcount;
+	enum proto_compound_stop *stop;
+	uint32_t *stop_opcode;
+};
+
+/* Decode the head, then the ops of kind k into *arr (*n of them), for either flavour. */
+static int call_decode(const void *buf, size_t len, uint32_t max_ops, const struct op_kind *k,
+		       const struct call_head *h, char **arr, u_int *n)
 {
-	COMPOUND4args *a = &out->args;
-	u_int n = 0;
-	char *arr = NULL;
 	XDR x;
 	int ret = -EBADMSG;
 
-	memset(out, 0, sizeof(*out));
 	if (max_ops == 0 || max_ops > PROTO_COMPOUND_MAX_OPS)
 		max_ops = PROTO_COMPOUND_MAX_OPS;
 	if (len > PROTO_RM_RECORD_LIMIT)
 		return -EBADMSG;
 	xdrmem_create(&x, (char *)buf, (u_int)len, XDR_DECODE);
-	if (get_tag(&x, &a->tag) < 0 || !xdr_uint32_t(&x, &a->minorversion) ||
-	    !xdr_uint32_t(&x, &out->opcount))
+	if (get_tag(&x, h->tag) < 0 || !xdr_uint32_t(&x, h->minorversion) ||
+	    (h->callback_ident && !xdr_uint32_t(&x, h->callback_ident)) || !xdr_uint32_t(&x, h->opcount))
 		goto out;
-	ret = decode_ops(&x, len, out->opcount > max_ops ? 1 : out->opcount, &kind_args, &arr, &n,
-			 &out->stop, &out->stop_opcode);
-	a->argarray.argarray_val = (nfs_argop4 *)arr;
-	a->argarray.argarray_len = n;
-	if (ret == 0 && out->opcount > max_ops && out->stop == PROTO_COMPOUND_DONE)
-		out->stop = PROTO_COMPOUND_TOO_MANY;
+	ret = decode_ops(&x, len, *h->opcount > max_ops ? 1 : *h->opcount, k, arr, n, h->stop, h->stop_opcode);
+	if (ret == 0 && *h->opcount > max_ops && *h->stop == PROTO_COMPOUND_DONE)
+		*h->stop = PROTO_COMPOUND_TOO_MANY;
 out:
 	xdr_destroy(&x);
+	return ret;
+}
+
+int proto_compound_args_decode(const void *buf, size_t len, uint32_t max_ops,
+			       struct proto_compound_args *out)
+{
+	COMPOUND4args *a = &out->args;
+	const struct call_head h = { .tag = &a->tag, .minorversion = &a->minorversion, .opcount = &out->opcount,
+				     .stop = &out->stop, .stop_opcode = &out->stop_opcode };
+	char *arr = NULL;
+	u_int n = 0;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = call_decode(buf, len, max_ops, &kind_args, &h, &arr, &n);
+	a->argarray.argarray_val = (nfs_argop4 *)arr;
+	a->argarray.argarray_len = n;
 	return ret;
 }
 
@@ -256,28 +276,17 @@ int proto_cb_compound_args_decode(const void *buf, size_t len, uint32_t max_ops,
 				  struct proto_cb_compound_args *out)
 {
 	CB_COMPOUND4args *a = &out->args;
-	u_int n = 0;
+	const struct call_head h = { .tag = &a->tag, .minorversion = &a->minorversion,
+				     .callback_ident = &a->callback_ident, .opcount = &out->opcount,
+				     .stop = &out->stop, .stop_opcode = &out->stop_opcode };
 	char *arr = NULL;
-	XDR x;
-	int ret = -EBADMSG;
+	u_int n = 0;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if (max_ops == 0 || max_ops > PROTO_COMPOUND_MAX_OPS)
-		max_ops = PROTO_COMPOUND_MAX_OPS;
-	if (len > PROTO_RM_RECORD_LIMIT)
-		return -EBADMSG;
-	xdrmem_create(&x, (char *)buf, (u_int)len, XDR_DECODE);
-	if (get_tag(&x, &a->tag) < 0 || !xdr_uint32_t(&x, &a->minorversion) ||
-	    !xdr_uint32_t(&x, &a->callback_ident) || !xdr_uint32_t(&x, &out->opcount))
-		goto out;
-	ret = decode_ops(&x, len, out->opcount > max_ops ? 1 : out->opcount, &kind_cb_args, &arr, &n,
-			 &out->stop, &out->stop_opcode);
+	ret = call_decode(buf, len, max_ops, &kind_cb_args, &h, &arr, &n);
 	a->argarray.argarray_val = (nfs_cb_argop4 *)arr;
 	a->argarray.argarray_len = n;
-	if (ret == 0 && out->opcount > max_ops && out->stop == PROTO_COMPOUND_DONE)
-		out->stop = PROTO_COMPOUND_TOO_MANY;
-out:
-	xdr_destroy(&x);
 	return ret;
 }
 
@@ -420,27 +429,37 @@ static nfsstat4 cb_resop_status_v(const void *p)
 	return proto_cb_resop_status(p);
 }
 
-int proto_compound_res_decode(const void *buf, size_t len, struct proto_compound_res *out)
+/* Decode a reply's status, tag and results of kind k into *arr (*n of them), for either flavour. */
+static int reply_decode(const void *buf, size_t len, const struct op_kind *k, nfsstat4 (*status_of)(const void *),
+			nfsstat4 *status, utf8str_cs *tag, uint32_t *rescount, char **arr, u_int *n)
 {
-	COMPOUND4res *r = &out->res;
-	uint32_t status;
-	char *arr = NULL;
-	u_int n = 0;
+	uint32_t st;
 	XDR x;
 	int ret = -EBADMSG;
 
-	memset(out, 0, sizeof(*out));
 	if (len > PROTO_RM_RECORD_LIMIT)
 		return -EBADMSG;
 	xdrmem_create(&x, (char *)buf, (u_int)len, XDR_DECODE);
-	if (!xdr_uint32_t(&x, &status) || get_tag(&x, &r->tag) < 0 || !xdr_uint32_t(&x, &out->rescount))
+	if (!xdr_uint32_t(&x, &st) || get_tag(&x, tag) < 0 || !xdr_uint32_t(&x, rescount))
 		goto out;
-	r->status = (nfsstat4)status;
-	ret = decode_results(&x, len, out->rescount, &kind_res, resop_status_v, &arr, &n);
-	r->resarray.resarray_val = (nfs_resop4 *)arr;
-	r->resarray.resarray_len = n;
+	*status = (nfsstat4)st;
+	ret = decode_results(&x, len, *rescount, k, status_of, arr, n);
 out:
 	xdr_destroy(&x);
+	return ret;
+}
+
+int proto_compound_res_decode(const void *buf, size_t len, struct proto_compound_res *out)
+{
+	COMPOUND4res *r = &out->res;
+	char *arr = NULL;
+	u_int n = 0;
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	ret = reply_decode(buf, len, &kind_res, resop_status_v, &r->status, &r->tag, &out->rescount, &arr, &n);
+	r->resarray.resarray_val = (nfs_resop4 *)arr;
+	r->resarray.resarray_len = n;
 	return ret;
 }
 
@@ -453,24 +472,14 @@ void proto_compound_res_free(struct proto_compound_res *r)
 int proto_cb_compound_res_decode(const void *buf, size_t len, struct proto_cb_compound_res *out)
 {
 	CB_COMPOUND4res *r = &out->res;
-	uint32_t status;
 	char *arr = NULL;
 	u_int n = 0;
-	XDR x;
-	int ret = -EBADMSG;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
-	if (len > PROTO_RM_RECORD_LIMIT)
-		return -EBADMSG;
-	xdrmem_create(&x, (char *)buf, (u_int)len, XDR_DECODE);
-	if (!xdr_uint32_t(&x, &status) || get_tag(&x, &r->tag) < 0 || !xdr_uint32_t(&x, &out->rescount))
-		goto out;
-	r->status = (nfsstat4)status;
-	ret = decode_results(&x, len, out->rescount, &kind_cb_res, cb_resop_status_v, &arr, &n);
+	ret = reply_decode(buf, len, &kind_cb_res, cb_resop_status_v, &r->status, &r->tag, &out->rescount, &arr, &n);
 	r->resarray.resarray_val = (nfs_cb_resop4 *)arr;
 	r->resarray.resarray_len = n;
-out:
-	xdr_destroy(&x);
 	return ret;
 }
 
