@@ -4,6 +4,8 @@
  * equals an interpreter of the compiled dm table. */
 #include "blkmap/vol_int.h"
 
+#include "proto/util.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,14 +25,8 @@ static int emit(struct runbuf *b, uint32_t leaf, uint64_t loff, uint64_t len, ui
 			return 0;
 		}
 	}
-	if (b->n == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 16;
-		struct blkmap_run *n = realloc(b->r, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		b->r = n;
-		b->cap = cap;
-	}
+	if (proto_grow(&b->r, b->n, &b->cap, sizeof(*b->r), 16))
+		return -ENOMEM;
 	b->r[b->n++] = (struct blkmap_run){ leaf, loff, len, voff };
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include "mds/pool.h"
 #include "mds/state.h"
 #include "proto/log.h"
+#include "proto/util.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -518,14 +519,8 @@ static int stale_collect(void *arg, uint64_t fileid, uint64_t nextents, uint64_t
 	struct stale_ids *s = arg;
 	(void)nextents;
 
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		uint64_t *v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (proto_grow(&s->v, s->n, &s->cap, sizeof(*s->v), 64))
+		return -ENOMEM;
 	s->v[s->n++] = fileid;
 	s->bytes += bytes;
 	return 0;

@@ -3,6 +3,8 @@
  * Every other store file works inside a struct mds_txn begun here. */
 #include "mds/store_int.h"
 
+#include "proto/util.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -206,14 +208,8 @@ int st_ranges_add(struct mds_ranges *r, uint64_t vol_off, uint64_t len)
 		r->v[r->n - 1].len += len;
 		return 0;
 	}
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		struct mds_range *v = realloc(r->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		r->v = v;
-		r->cap = cap;
-	}
+	if (proto_grow(&r->v, r->n, &r->cap, sizeof(*r->v), 16))
+		return -ENOMEM;
 	r->v[r->n].vol_off = vol_off;
 	r->v[r->n].len = len;
 	r->n++;

@@ -3,6 +3,8 @@
  * bytes is reported in words. It reads only; it never repairs. */
 #include "mds/store_int.h"
 
+#include "proto/util.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,14 +77,8 @@ static void problem(struct checker *ck, const char *fmt, ...)
 
 static int own_add(struct checker *ck, uint64_t off, uint64_t len, uint64_t who)
 {
-	if (ck->nown == ck->capown) {
-		size_t cap = ck->capown ? ck->capown * 2 : 256;
-		struct owner *v = realloc(ck->own, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		ck->own = v;
-		ck->capown = cap;
-	}
+	if (proto_grow(&ck->own, ck->nown, &ck->capown, sizeof(*ck->own), 256))
+		return -ENOMEM;
 	ck->own[ck->nown++] = (struct owner){ off, len, who };
 	return 0;
 }
@@ -140,14 +136,8 @@ static int walk_inode(struct checker *ck, const MDB_val *k, const MDB_val *v)
 		problem(ck, "inode %llu: malformed record", (unsigned long long)fileid);
 		return 0;
 	}
-	if (ck->nino == ck->capino) {
-		size_t cap = ck->capino ? ck->capino * 2 : 256;
-		struct ino_info *nv = realloc(ck->ino, cap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		ck->ino = nv;
-		ck->capino = cap;
-	}
+	if (proto_grow(&ck->ino, ck->nino, &ck->capino, sizeof(*ck->ino), 256))
+		return -ENOMEM;
 	ck->ino[ck->nino++] = (struct ino_info){ .fileid = fileid, .type = ino.type,
 						 .nlink = ino.nlink, .parent = ino.parent,
 						 .space_used = ino.space_used };

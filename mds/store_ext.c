@@ -4,6 +4,8 @@
  * (split, allocated, re-stated or punched), merges what can merge, and writes the window back. */
 #include "mds/store_int.h"
 
+#include "proto/util.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,14 +20,8 @@ struct evec {
 
 static int evec_push(struct evec *e, const struct mds_extent *x)
 {
-	if (e->n == e->cap) {
-		size_t cap = e->cap ? e->cap * 2 : 16;
-		struct mds_extent *v = realloc(e->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		e->v = v;
-		e->cap = cap;
-	}
+	if (proto_grow(&e->v, e->n, &e->cap, sizeof(*e->v), 16))
+		return -ENOMEM;
 	e->v[e->n++] = *x;
 	return 0;
 }

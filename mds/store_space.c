@@ -3,6 +3,8 @@
  * (best fit is one cursor seek). Pending pieces are freed blocks parked until no layout covers them. */
 #include "mds/store_int.h"
 
+#include "proto/util.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,14 +360,8 @@ struct pieces {
 
 static int pieces_add(struct pieces *p, uint64_t off, uint64_t len, uint64_t fileid)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		struct piece *v = realloc(p->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		p->v = v;
-		p->cap = cap;
-	}
+	if (proto_grow(&p->v, p->n, &p->cap, sizeof(*p->v), 16))
+		return -ENOMEM;
 	p->v[p->n++] = (struct piece){ off, len, fileid };
 	return 0;
 }

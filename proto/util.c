@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 int proto_errf(char *err, size_t errlen, int rc, const char *fmt, ...)
 {
@@ -97,4 +98,27 @@ void proto_json_str(FILE *o, const char *s)
 			fputc(c, o);
 	}
 	fputc('"', o);
+}
+
+int proto_grow(void *arrp, size_t n, size_t *cap, size_t elem, size_t first)
+{
+	size_t want;
+	void *arr, *p;
+
+	if (n < *cap)
+		return 0;
+	want = *cap ? *cap : first;
+	if (*cap && want > SIZE_MAX / 2)
+		return -ENOMEM;
+	if (*cap)
+		want *= 2;
+	if (want <= n || !elem || want > SIZE_MAX / elem)
+		return -ENOMEM;
+	memcpy(&arr, arrp, sizeof(arr));
+	p = realloc(arr, want * elem);
+	if (!p)
+		return -ENOMEM;
+	memcpy(arrp, &p, sizeof(p));
+	*cap = want;
+	return 0;
 }

@@ -1,5 +1,5 @@
 /* Small helpers every part and program shares: an error text into a caller's buffer, byte counts
- * for humans, the "64M"/"1GiB" size syntax of the command lines, and JSON strings.
+ * for humans, the "64M"/"1GiB" size syntax of the command lines, JSON strings and growing arrays.
  * One home for each, so every program prints and parses them the same way. */
 #ifndef PROTO_UTIL_H
 #define PROTO_UTIL_H
@@ -29,5 +29,12 @@ int proto_parse_size(const char *s, uint64_t *out);
 /* s as a JSON string on o, quotes included: '"' and '\\' escaped, control bytes and DEL as \u00XX;
  * other bytes (UTF-8 included) pass through. */
 void proto_json_str(FILE *o, const char *s);
+
+/* Room for element n of the array *arrp (a pointer to any object pointer: &v->items) that has
+ * *cap elements of elem bytes: nothing to do while n < *cap; else the array is reallocated to twice
+ * *cap elements (first when *cap is 0) and *arrp and *cap are updated. Returns 0, or -ENOMEM when
+ * out of memory or the size would overflow (*arrp and *cap are then left as they were, still the
+ * caller's to free). */
+int proto_grow(void *arrp, size_t n, size_t *cap, size_t elem, size_t first);
 
 #endif

@@ -495,14 +495,8 @@ static int uncommitted_one(void *arg, uint64_t fileid, uint64_t nextents, uint64
 	struct uncommitted *u = arg;
 	char h[32];
 
-	if (u->nids == u->capids) {
-		size_t cap = u->capids ? 2 * u->capids : 64;
-		uint64_t *v = realloc(u->ids, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		u->ids = v;
-		u->capids = cap;
-	}
+	if (proto_grow(&u->ids, u->nids, &u->capids, sizeof(*u->ids), 64))
+		return -ENOMEM;
 	u->ids[u->nids++] = fileid;
 	u->files++;
 	u->extents += nextents;

@@ -5,6 +5,7 @@
 #include "tools/extents.h"
 
 #include "blkmap/blkmap.h"
+#include "proto/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -82,14 +83,8 @@ int tool_map_add(struct tool_map *m, uint64_t file_off, uint64_t len, uint64_t v
 {
 	struct tool_extent *e;
 
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		void *p = realloc(m->ext, cap * sizeof(*m->ext));
-		if (!p)
-			return -ENOMEM;
-		m->ext = p;
-		m->cap = cap;
-	}
+	if (proto_grow(&m->ext, m->n, &m->cap, sizeof(*m->ext), 64))
+		return -ENOMEM;
 	e = &m->ext[m->n++];
 	memset(e, 0, sizeof(*e));
 	e->file_off = file_off;
@@ -173,14 +168,8 @@ void tool_map_name_lun(struct tool_map *m, uint32_t i, const char *name, uint32_
 
 static int add_piece(struct tool_map *m, const struct tool_piece *p)
 {
-	if (m->npieces == m->pcap) {
-		size_t cap = m->pcap ? 2 * m->pcap : 64;
-		void *q = realloc(m->pieces, cap * sizeof(*m->pieces));
-		if (!q)
-			return -ENOMEM;
-		m->pieces = q;
-		m->pcap = cap;
-	}
+	if (proto_grow(&m->pieces, m->npieces, &m->pcap, sizeof(*m->pieces), 64))
+		return -ENOMEM;
 	m->pieces[m->npieces++] = *p;
 	return 0;
 }
