@@ -254,6 +254,44 @@ static nfsstat4 io_errno(int rc)
 	return mds_errno_to_nfs(rc);
 }
 
+/* The compound's transaction, or NULL after finishing io with SERVERFAULT. */
+static struct mds_txn *io_txn(struct mds_io *io)
+{
+	struct mds_txn *t = mds_compound_txn(io->c);
+
+	if (!t)
+		io_finish(io, NFS4ERR_SERVERFAULT);
+	return t;
+}
+
+/* The transaction and the inode io starts on (its size kept as io->old_size), or NULL after
+ * finishing io with the error. */
+static struct mds_txn *io_inode(struct mds_io *io, struct mds_inode *ino)
+{
+	struct mds_txn *t = io_txn(io);
+	int rc;
+
+	if (!t)
+		return NULL;
+	rc = mds_inode_get(t, io->fileid, ino);
+	if (rc) {
+		io_finish(io, io_errno(rc));
+		return NULL;
+	}
+	io->old_size = ino->size;
+	return t;
+}
+
+/* io->buf, bytes aligned for O_DIRECT; -1 after finishing io with RESOURCE. */
+static int io_buf(struct mds_io *io, size_t bytes)
+{
+	if (posix_memalign((void **)&io->buf, 4096, bytes) != 0) {
+		io_finish(io, NFS4ERR_RESOURCE);
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- READ ---------------------------------------------------------------------------------- */
 
 static void read_start(struct mds_io *io)
@@ -261,21 +299,13 @@ static void read_start(struct mds_io *io)
 	struct mds_compound *c = io->c;
 	struct mds_server *srv = c->srv;
 	uint32_t bs = srv->block_bytes;
-	struct mds_txn *t = mds_compound_txn(c);
 	struct mds_inode ino;
 	size_t n = 0, room;
 	uint64_t count;
 	int rc;
 
-	if (!t) {
-		io_finish(io, NFS4ERR_SERVERFAULT);
+	if (!io_inode(io, &ino))
 		return;
-	}
-	rc = mds_inode_get(t, io->fileid, &ino);
-	if (rc) {
-		io_finish(io, io_errno(rc));
-		return;
-	}
 	if (io->off >= ino.size || io->len == 0) {
 		io->rok->eof = io->off >= ino.size;
 		io->rok->data.data_len = 0;
@@ -299,17 +329,14 @@ static void read_start(struct mds_io *io)
 	io->len = (uint32_t)count;
 	io->a = floor_to(io->off, bs);
 	io->b = ceil_to(io->off + count, bs);
-	io->old_size = ino.size;
 	rc = map_range(io, &n);
 	mds_compound_txn_end(c);
 	if (rc) {
 		io_finish(io, io_errno(rc));
 		return;
 	}
-	if (posix_memalign((void **)&io->buf, 4096, (size_t)(io->b - io->a)) != 0) {
-		io_finish(io, NFS4ERR_RESOURCE);
+	if (io_buf(io, (size_t)(io->b - io->a)))
 		return;
-	}
 	if (mds_arena_adopt(&c->arena, io->buf) != 0) {
 		io->buf = NULL;
 		io_finish(io, NFS4ERR_RESOURCE);
@@ -415,21 +442,13 @@ static void write_start(struct mds_io *io)
 	struct mds_compound *c = io->c;
 	struct mds_server *srv = c->srv;
 	uint32_t bs = srv->block_bytes;
-	struct mds_txn *t = mds_compound_txn(c);
 	struct mds_inode ino;
+	struct mds_txn *t = io_inode(io, &ino);
 	size_t n = 0;
 	int rc;
 
-	if (!t) {
-		io_finish(io, NFS4ERR_SERVERFAULT);
+	if (!t)
 		return;
-	}
-	rc = mds_inode_get(t, io->fileid, &ino);
-	if (rc) {
-		io_finish(io, io_errno(rc));
-		return;
-	}
-	io->old_size = ino.size;
 	if (io->len == 0) {
 		io->wok->count = 0;
 		io->wok->committed = io->stable == UNSTABLE4 ? UNSTABLE4 : FILE_SYNC4;
@@ -453,10 +472,8 @@ static void write_start(struct mds_io *io)
 		return;
 	}
 	io->next_ext = n;
-	if (posix_memalign((void **)&io->buf, 4096, (size_t)(io->b - io->a)) != 0) {
-		io_finish(io, NFS4ERR_RESOURCE);
+	if (io_buf(io, (size_t)(io->b - io->a)))
 		return;
-	}
 	rmw_read_partials(io, n);
 }
 
@@ -474,11 +491,9 @@ static void write_commit(struct mds_io *io)
 		io_finish(io, NFS4ERR_IO);
 		return;
 	}
-	t = mds_compound_txn(c);
-	if (!t) {
-		io_finish(io, NFS4ERR_SERVERFAULT);
+	t = io_txn(io);
+	if (!t)
 		return;
-	}
 	rc = mds_ext_set_state(t, io->fileid, io->a, io->b - io->a, MDS_EXT_RW);
 	if (rc == 0)
 		rc = mds_inode_note_write(t, io->fileid, io->off + io->len, NULL, NULL);
@@ -500,6 +515,15 @@ static void write_commit(struct mds_io *io)
 	}
 	memcpy(io->wok->writeverf, srv->write_verf, NFS4_VERIFIER_SIZE);
 	io_finish(io, NFS4_OK);
+}
+
+/* A flush the engine would not start ends its phase at once, with the engine's reason. */
+static void flush_not_started(struct mds_io *io, int rc)
+{
+	io->pending = 0;
+	io->err = rc;
+	snprintf(io->where, sizeof(io->where), "%s", blkmap_vol_errstr(io->c->srv->vol));
+	io_step(io);
 }
 
 /* Phase 3 of a WRITE: flush the LUNs holding the blocks just written when the write must be stable
@@ -538,12 +562,8 @@ static void write_flush(struct mds_io *io)
 	io->pending = 1;
 	rc = blkmap_vol_flush_ranges_async(srv->vol, r, k, on_engine, io);
 	free(r);
-	if (rc) {
-		io->pending = 0;
-		io->err = rc;
-		snprintf(io->where, sizeof(io->where), "%s", blkmap_vol_errstr(srv->vol));
-		io_step(io);
-	}
+	if (rc)
+		flush_not_started(io, rc);
 }
 
 /* ---- COMMIT ---------------------------------------------------------------------------------- */
@@ -631,12 +651,8 @@ static void commit_start(struct mds_io *io)
 	io->phase = 1;
 	io->pending = 1;
 	rc = blkmap_vol_flush_leaves_async(srv->vol, io->flush_leaves, on_engine, io);
-	if (rc) {
-		io->pending = 0;
-		io->err = rc;
-		snprintf(io->where, sizeof(io->where), "%s", blkmap_vol_errstr(srv->vol));
-		io_step(io);
-	}
+	if (rc)
+		flush_not_started(io, rc);
 }
 
 static void commit_done(struct mds_io *io)
@@ -673,22 +689,13 @@ static void setsize_start(struct mds_io *io)
 	struct mds_compound *c = io->c;
 	struct mds_server *srv = c->srv;
 	uint32_t bs = srv->block_bytes;
-	struct mds_txn *t = mds_compound_txn(c);
 	struct mds_inode ino;
 	const struct mds_extent *e;
 	size_t n = 0;
 	int rc;
 
-	if (!t) {
-		io_finish(io, NFS4ERR_SERVERFAULT);
+	if (!io_inode(io, &ino))
 		return;
-	}
-	rc = mds_inode_get(t, io->fileid, &ino);
-	if (rc) {
-		io_finish(io, io_errno(rc));
-		return;
-	}
-	io->old_size = ino.size;
 	io->off = io->sa.size;
 	if (io->sa.size < ino.size && io->sa.size % bs) {
 		io->a = floor_to(io->sa.size, bs);
@@ -702,10 +709,8 @@ static void setsize_start(struct mds_io *io)
 		if (has_data(e)) {
 			mds_compound_txn_end(c);
 			io->next_ext = n;
-			if (posix_memalign((void **)&io->buf, 4096, bs) != 0) {
-				io_finish(io, NFS4ERR_RESOURCE);
+			if (io_buf(io, bs))
 				return;
-			}
 			io->len = 0;
 			io->phase = 1;
 			io->pending = 1;
@@ -734,11 +739,9 @@ static void setsize_commit(struct mds_io *io)
 		io_finish(io, NFS4ERR_IO);
 		return;
 	}
-	t = mds_compound_txn(c);
-	if (!t) {
-		io_finish(io, NFS4ERR_SERVERFAULT);
+	t = io_txn(io);
+	if (!t)
 		return;
-	}
 	if (io->next_ext)
 		note_unflushed(io); /* the zeroed block went to the LUN's cache */
 	if (io->sa.size < io->old_size)
@@ -800,27 +803,31 @@ static void io_start(struct mds_io *io)
 	}
 }
 
-static struct mds_io *io_new(struct mds_compound *c, enum io_kind kind, uint64_t fileid)
+/* A new operation of kind on fileid in *out, or why not: no volume to do it on (a SETSIZE goes on
+ * without), no memory. */
+static nfsstat4 io_new(struct mds_compound *c, enum io_kind kind, uint64_t fileid, struct mds_io **out)
 {
-	struct mds_io *io = mds_arena_calloc(&c->arena, 1, sizeof(*io));
+	struct mds_io *io;
 
+	if (!c->srv->vol && kind != IO_SETSIZE)
+		return NFS4ERR_IO;
+	io = mds_arena_calloc(&c->arena, 1, sizeof(*io));
 	if (!io)
-		return NULL;
+		return NFS4ERR_RESOURCE;
 	io->kind = kind;
 	io->c = c;
 	io->fileid = fileid;
-	return io;
+	*out = io;
+	return NFS4_OK;
 }
 
 nfsstat4 mds_data_read(struct mds_compound *c, uint64_t fileid, uint64_t offset, uint32_t count, READ4resok *ok)
 {
 	struct mds_io *io;
+	nfsstat4 st = io_new(c, IO_READ, fileid, &io);
 
-	if (!c->srv->vol)
-		return NFS4ERR_IO;
-	io = io_new(c, IO_READ, fileid);
-	if (!io)
-		return NFS4ERR_RESOURCE;
+	if (st)
+		return st;
 	io->off = offset;
 	io->len = count;
 	io->rok = ok;
@@ -831,16 +838,14 @@ nfsstat4 mds_data_write(struct mds_compound *c, uint64_t fileid, uint64_t offset
 			stable_how4 stable, WRITE4resok *ok)
 {
 	struct mds_io *io;
+	nfsstat4 st = io_new(c, IO_WRITE, fileid, &io);
 
-	if (!c->srv->vol)
-		return NFS4ERR_IO;
+	if (st)
+		return st;
 	if (len > MDS_MAX_IO_BYTES)
 		len = MDS_MAX_IO_BYTES; /* a short write: the client sends the rest */
 	if (offset > (uint64_t)NFS4_INT64_MAX - len)
 		return NFS4ERR_FBIG;
-	io = io_new(c, IO_WRITE, fileid);
-	if (!io)
-		return NFS4ERR_RESOURCE;
 	io->off = offset;
 	io->len = len;
 	io->data = data;
@@ -852,12 +857,13 @@ nfsstat4 mds_data_write(struct mds_compound *c, uint64_t fileid, uint64_t offset
 nfsstat4 mds_data_setattr_size(struct mds_compound *c, const struct mds_inode *ino, const struct mds_setattr *sa)
 {
 	struct mds_io *io;
+	nfsstat4 st;
 
 	if (sa->size > (uint64_t)NFS4_INT64_MAX)
 		return NFS4ERR_FBIG;
-	io = io_new(c, IO_SETSIZE, ino->fileid);
-	if (!io)
-		return NFS4ERR_RESOURCE;
+	st = io_new(c, IO_SETSIZE, ino->fileid, &io);
+	if (st)
+		return st;
 	io->sa = *sa;
 	if (!c->srv->vol) {
 		/* No volume (cannot happen in a running server): change the inode only. */
@@ -872,12 +878,10 @@ nfsstat4 mds_data_setattr_size(struct mds_compound *c, const struct mds_inode *i
 nfsstat4 mds_data_commit(struct mds_compound *c, uint64_t fileid, COMMIT4resok *ok)
 {
 	struct mds_io *io;
+	nfsstat4 st = io_new(c, IO_COMMIT, fileid, &io);
 
-	if (!c->srv->vol)
-		return NFS4ERR_IO;
-	io = io_new(c, IO_COMMIT, fileid);
-	if (!io)
-		return NFS4ERR_RESOURCE;
+	if (st)
+		return st;
 	io->cok = ok;
 	return io_submit(io);
 }
