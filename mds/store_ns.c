@@ -296,6 +296,20 @@ static int dir_is_empty(struct mds_txn *t, uint64_t dir)
 	return !(k.mv_size == 16 && be64_get(k.mv_data) == dir);
 }
 
+/* 0 when ino may be removed or replaced: not a directory, or an empty one; else -ENOTEMPTY or the
+ * store's error. */
+static int check_removable(struct mds_txn *t, const struct mds_inode *ino)
+{
+	int rc;
+
+	if (ino->type != MDS_FT_DIR)
+		return 0;
+	rc = dir_is_empty(t, ino->fileid);
+	if (rc < 0)
+		return rc;
+	return rc ? 0 : -ENOTEMPTY;
+}
+
 static int get_dir(struct mds_txn *t, uint64_t dir, struct mds_inode *d)
 {
 	int rc = st_inode_get(t, dir, d, NULL, NULL);
@@ -733,16 +747,9 @@ int mds_ns_unlink(struct mds_txn *t, uint64_t dir, const char *name, size_t len,
 		rc = st_inode_get(t, e.child, &child, NULL, NULL);
 	if (rc)
 		goto out;
-	if (child.type == MDS_FT_DIR) {
-		rc = dir_is_empty(t, child.fileid);
-		if (rc < 0)
-			goto out;
-		if (rc == 0) {
-			rc = -ENOTEMPTY;
-			goto out;
-		}
-	}
-	rc = dirent_del(t, dir, name, len, e.cookie);
+	rc = check_removable(t, &child);
+	if (!rc)
+		rc = dirent_del(t, dir, name, len, e.cookie);
 	if (rc)
 		goto out;
 	r.dir.before = d.change;
@@ -857,16 +864,9 @@ int mds_ns_rename(struct mds_txn *t, uint64_t sdir, const char *sname, size_t sl
 			rc = -EISDIR;
 			goto out;
 		}
-		if (tgt.type == MDS_FT_DIR) {
-			rc = dir_is_empty(t, tgt.fileid);
-			if (rc < 0)
-				goto out;
-			if (rc == 0) {
-				rc = -ENOTEMPTY;
-				goto out;
-			}
-		}
-		rc = dirent_del(t, ddir, dname, dlen, te.cookie);
+		rc = check_removable(t, &tgt);
+		if (!rc)
+			rc = dirent_del(t, ddir, dname, dlen, te.cookie);
 		if (!rc)
 			rc = remove_object(t, dd, &tgt, flags, freed, &r.replaced_destroyed,
 					   &r.replaced_orphaned);
