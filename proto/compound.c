@@ -217,19 +217,23 @@ int proto_compound_end(struct proto_compound_enc *e)
 
 /* ---- decoding calls ------------------------------------------------------------------------------ */
 
-/* The head of a call, COMPOUND or CB_COMPOUND, as pointers into the caller's struct (callback_ident
- * NULL for a COMPOUND, which has none). */
-struct call_head {
+/* A call, COMPOUND or CB_COMPOUND, as pointers into the caller's struct: the head (callback_ident
+ * NULL for a COMPOUND, which has none), what the decoder says, and the op array (arr points to the
+ * array's element pointer, whatever its type). */
+struct call_view {
 	utf8str_cs *tag;
 	uint32_t *minorversion, *callback_ident, *opcount;
 	enum proto_compound_stop *stop;
 	uint32_t *stop_opcode;
+	void *arr;
+	u_int *n;
 };
 
-/* Decode the head, then the ops of kind k into *arr (*n of them), for either flavour. */
+/* Decode the head, then the ops of kind k, for either flavour. */
 static int call_decode(const void *buf, size_t len, uint32_t max_ops, const struct op_kind *k,
-		       const struct call_head *h, char **arr, u_int *n)
+		       const struct call_view *v)
 {
+	char *arr = NULL;
 	XDR x;
 	int ret = -EBADMSG;
 
@@ -238,13 +242,14 @@ static int call_decode(const void *buf, size_t len, uint32_t max_ops, const stru
 	if (len > PROTO_RM_RECORD_LIMIT)
 		return -EBADMSG;
 	xdrmem_create(&x, (char *)buf, (u_int)len, XDR_DECODE);
-	if (get_tag(&x, h->tag) < 0 || !xdr_uint32_t(&x, h->minorversion) ||
-	    (h->callback_ident && !xdr_uint32_t(&x, h->callback_ident)) || !xdr_uint32_t(&x, h->opcount))
+	if (get_tag(&x, v->tag) < 0 || !xdr_uint32_t(&x, v->minorversion) ||
+	    (v->callback_ident && !xdr_uint32_t(&x, v->callback_ident)) || !xdr_uint32_t(&x, v->opcount))
 		goto out;
-	ret = decode_ops(&x, len, *h->opcount > max_ops ? 1 : *h->opcount, k, arr, n, h->stop, h->stop_opcode);
-	if (ret == 0 && *h->opcount > max_ops && *h->stop == PROTO_COMPOUND_DONE)
-		*h->stop = PROTO_COMPOUND_TOO_MANY;
+	ret = decode_ops(&x, len, *v->opcount > max_ops ? 1 : *v->opcount, k, &arr, v->n, v->stop, v->stop_opcode);
+	if (ret == 0 && *v->opcount > max_ops && *v->stop == PROTO_COMPOUND_DONE)
+		*v->stop = PROTO_COMPOUND_TOO_MANY;
 out:
+	memcpy(v->arr, &arr, sizeof(arr));
 	xdr_destroy(&x);
 	return ret;
 }
@@ -253,17 +258,13 @@ int proto_compound_args_decode(const void *buf, size_t len, uint32_t max_ops,
 			       struct proto_compound_args *out)
 {
 	COMPOUND4args *a = &out->args;
-	const struct call_head h = { .tag = &a->tag, .minorversion = &a->minorversion, .opcount = &out->opcount,
-				     .stop = &out->stop, .stop_opcode = &out->stop_opcode };
-	char *arr = NULL;
-	u_int n = 0;
-	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = call_decode(buf, len, max_ops, &kind_args, &h, &arr, &n);
-	a->argarray.argarray_val = (nfs_argop4 *)arr;
-	a->argarray.argarray_len = n;
-	return ret;
+	return call_decode(buf, len, max_ops, &kind_args,
+			   &(struct call_view){ .tag = &a->tag, .minorversion = &a->minorversion,
+						.opcount = &out->opcount, .stop = &out->stop,
+						.stop_opcode = &out->stop_opcode, .arr = &a->argarray.argarray_val,
+						.n = &a->argarray.argarray_len });
 }
 
 void proto_compound_args_free(struct proto_compound_args *a)
@@ -276,18 +277,13 @@ int proto_cb_compound_args_decode(const void *buf, size_t len, uint32_t max_ops,
 				  struct proto_cb_compound_args *out)
 {
 	CB_COMPOUND4args *a = &out->args;
-	const struct call_head h = { .tag = &a->tag, .minorversion = &a->minorversion,
-				     .callback_ident = &a->callback_ident, .opcount = &out->opcount,
-				     .stop = &out->stop, .stop_opcode = &out->stop_opcode };
-	char *arr = NULL;
-	u_int n = 0;
-	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = call_decode(buf, len, max_ops, &kind_cb_args, &h, &arr, &n);
-	a->argarray.argarray_val = (nfs_cb_argop4 *)arr;
-	a->argarray.argarray_len = n;
-	return ret;
+	return call_decode(buf, len, max_ops, &kind_cb_args,
+			   &(struct call_view){ .tag = &a->tag, .minorversion = &a->minorversion,
+						.callback_ident = &a->callback_ident, .opcount = &out->opcount,
+						.stop = &out->stop, .stop_opcode = &out->stop_opcode,
+						.arr = &a->argarray.argarray_val, .n = &a->argarray.argarray_len });
 }
 
 void proto_cb_compound_args_free(struct proto_cb_compound_args *a)
@@ -429,10 +425,21 @@ static nfsstat4 cb_resop_status_v(const void *p)
 	return proto_cb_resop_status(p);
 }
 
-/* Decode a reply's status, tag and results of kind k into *arr (*n of them), for either flavour. */
+/* A reply, COMPOUND or CB_COMPOUND, as pointers into the caller's struct (arr points to the result
+ * array's element pointer, whatever its type). */
+struct reply_view {
+	nfsstat4 *status;
+	utf8str_cs *tag;
+	uint32_t *rescount;
+	void *arr;
+	u_int *n;
+};
+
+/* Decode a reply's status, tag and results of kind k, for either flavour. */
 static int reply_decode(const void *buf, size_t len, const struct op_kind *k, nfsstat4 (*status_of)(const void *),
-			nfsstat4 *status, utf8str_cs *tag, uint32_t *rescount, char **arr, u_int *n)
+			const struct reply_view *v)
 {
+	char *arr = NULL;
 	uint32_t st;
 	XDR x;
 	int ret = -EBADMSG;
@@ -440,11 +447,12 @@ static int reply_decode(const void *buf, size_t len, const struct op_kind *k, nf
 	if (len > PROTO_RM_RECORD_LIMIT)
 		return -EBADMSG;
 	xdrmem_create(&x, (char *)buf, (u_int)len, XDR_DECODE);
-	if (!xdr_uint32_t(&x, &st) || get_tag(&x, tag) < 0 || !xdr_uint32_t(&x, rescount))
+	if (!xdr_uint32_t(&x, &st) || get_tag(&x, v->tag) < 0 || !xdr_uint32_t(&x, v->rescount))
 		goto out;
-	*status = (nfsstat4)st;
-	ret = decode_results(&x, len, *rescount, k, status_of, arr, n);
+	*v->status = (nfsstat4)st;
+	ret = decode_results(&x, len, *v->rescount, k, status_of, &arr, v->n);
 out:
+	memcpy(v->arr, &arr, sizeof(arr));
 	xdr_destroy(&x);
 	return ret;
 }
@@ -452,15 +460,11 @@ out:
 int proto_compound_res_decode(const void *buf, size_t len, struct proto_compound_res *out)
 {
 	COMPOUND4res *r = &out->res;
-	char *arr = NULL;
-	u_int n = 0;
-	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = reply_decode(buf, len, &kind_res, resop_status_v, &r->status, &r->tag, &out->rescount, &arr, &n);
-	r->resarray.resarray_val = (nfs_resop4 *)arr;
-	r->resarray.resarray_len = n;
-	return ret;
+	return reply_decode(buf, len, &kind_res, resop_status_v,
+			    &(struct reply_view){ &r->status, &r->tag, &out->rescount, &r->resarray.resarray_val,
+						  &r->resarray.resarray_len });
 }
 
 void proto_compound_res_free(struct proto_compound_res *r)
@@ -472,15 +476,11 @@ void proto_compound_res_free(struct proto_compound_res *r)
 int proto_cb_compound_res_decode(const void *buf, size_t len, struct proto_cb_compound_res *out)
 {
 	CB_COMPOUND4res *r = &out->res;
-	char *arr = NULL;
-	u_int n = 0;
-	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = reply_decode(buf, len, &kind_cb_res, cb_resop_status_v, &r->status, &r->tag, &out->rescount, &arr, &n);
-	r->resarray.resarray_val = (nfs_cb_resop4 *)arr;
-	r->resarray.resarray_len = n;
-	return ret;
+	return reply_decode(buf, len, &kind_cb_res, cb_resop_status_v,
+			    &(struct reply_view){ &r->status, &r->tag, &out->rescount, &r->resarray.resarray_val,
+						  &r->resarray.resarray_len });
 }
 
 void proto_cb_compound_res_free(struct proto_cb_compound_res *r)
