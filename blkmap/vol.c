@@ -20,19 +20,12 @@ int bm_vol_err(struct blkmap_vol *vol, int rc, const char *fmt, ...)
 
 const char *blkmap_vol_type_name(enum blkmap_vol_type t)
 {
-	switch (t) {
-	case BLKMAP_VOL_SIMPLE:
-		return "simple";
-	case BLKMAP_VOL_SLICE:
-		return "slice";
-	case BLKMAP_VOL_CONCAT:
-		return "concat";
-	case BLKMAP_VOL_STRIPE:
-		return "stripe";
-	case BLKMAP_VOL_SCSI:
-		return "scsi";
-	}
-	return "?";
+	static const char *const names[] = {
+		[BLKMAP_VOL_SIMPLE] = "simple", [BLKMAP_VOL_SLICE] = "slice", [BLKMAP_VOL_CONCAT] = "concat",
+		[BLKMAP_VOL_STRIPE] = "stripe", [BLKMAP_VOL_SCSI] = "scsi",
+	};
+
+	return (unsigned)t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] : "?";
 }
 
 int blkmap_vol_create(struct blkmap_vol **out)

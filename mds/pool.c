@@ -46,21 +46,12 @@ void mds_pool_url_display(const char *url, char *out, size_t outlen)
 
 const char *mds_pool_lun_state_name(enum mds_pool_lun_state s)
 {
-	switch (s) {
-	case MDS_LUN_OK:
-		return "ok";
-	case MDS_LUN_UNREACHABLE:
-		return "unreachable";
-	case MDS_LUN_UNREADABLE:
-		return "unreadable";
-	case MDS_LUN_NO_LABEL:
-		return "no-label";
-	case MDS_LUN_BAD_LABEL:
-		return "bad-label";
-	case MDS_LUN_MISMATCH:
-		return "mismatch";
-	}
-	return "?";
+	static const char *const names[] = {
+		[MDS_LUN_OK] = "ok", [MDS_LUN_UNREACHABLE] = "unreachable", [MDS_LUN_UNREADABLE] = "unreadable",
+		[MDS_LUN_NO_LABEL] = "no-label", [MDS_LUN_BAD_LABEL] = "bad-label", [MDS_LUN_MISMATCH] = "mismatch",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
 }
 
 /* ---- the volume --------------------------------------------------------------------------------- */

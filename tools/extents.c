@@ -18,34 +18,22 @@
 
 const char *tool_ext_state_name(int state)
 {
-	switch (state) {
-	case TOOL_EXT_READ_WRITE:
-		return "READ_WRITE";
-	case TOOL_EXT_READ:
-		return "READ";
-	case TOOL_EXT_INVALID:
-		return "INVALID";
-	case TOOL_EXT_NONE:
-		return "NONE";
-	}
-	return "?";
+	static const char *const names[] = {
+		[TOOL_EXT_READ_WRITE] = "READ_WRITE", [TOOL_EXT_READ] = "READ", [TOOL_EXT_INVALID] = "INVALID",
+		[TOOL_EXT_NONE] = "NONE",
+	};
+
+	return (unsigned)state < sizeof(names) / sizeof(names[0]) && names[state] ? names[state] : "?";
 }
 
 const char *tool_verdict_name(enum tool_verdict v)
 {
-	switch (v) {
-	case TOOL_VERIFY_NONE:
-		return "not-verified";
-	case TOOL_VERIFY_OK:
-		return "ok";
-	case TOOL_VERIFY_ZEROS:
-		return "zeros";
-	case TOOL_VERIFY_MISMATCH:
-		return "MISMATCH";
-	case TOOL_VERIFY_ERROR:
-		return "ERROR";
-	}
-	return "?";
+	static const char *const names[] = {
+		[TOOL_VERIFY_NONE] = "not-verified", [TOOL_VERIFY_OK] = "ok", [TOOL_VERIFY_ZEROS] = "zeros",
+		[TOOL_VERIFY_MISMATCH] = "MISMATCH", [TOOL_VERIFY_ERROR] = "ERROR",
+	};
+
+	return (unsigned)v < sizeof(names) / sizeof(names[0]) && names[v] ? names[v] : "?";
 }
 
 void tool_map_init(struct tool_map *m)
