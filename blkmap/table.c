@@ -5,6 +5,8 @@
  * slices of stripes at any 512-byte offset are expressed exactly. */
 #include "blkmap/vol_int.h"
 
+#include "proto/util.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,8 +18,7 @@ struct tb {
 	const char *name;
 	unsigned char *stacked; /* per entry: compiled as a device of its own */
 	int self;               /* the entry being compiled as the root of its own device */
-	char *text;
-	size_t n, cap;
+	struct proto_strbuf out; /* the device's table */
 	/* pending linear line, merged with the next when contiguous */
 	int have_lin;
 	uint64_t lin_start, lin_len, lin_off;
@@ -30,34 +31,13 @@ static void tb_printf(struct tb *t, const char *fmt, ...) __attribute__((format(
 static void tb_printf(struct tb *t, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
 	if (t->err)
 		return;
-	for (;;) {
-		size_t room = t->cap - t->n;
-		va_start(ap, fmt);
-		n = vsnprintf(t->text ? t->text + t->n : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->err = -ENOMEM;
-			return;
-		}
-		if ((size_t)n < room) {
-			t->n += (size_t)n;
-			return;
-		}
-		{
-			size_t cap = (t->cap ? t->cap * 2 : 1024) + (size_t)n;
-			char *s = realloc(t->text, cap);
-			if (!s) {
-				t->err = -ENOMEM;
-				return;
-			}
-			t->text = s;
-			t->cap = cap;
-		}
-	}
+	va_start(ap, fmt);
+	if (proto_strbuf_vprintf(&t->out, fmt, ap) < 0)
+		t->err = -ENOMEM;
+	va_end(ap);
 }
 
 static void flush_linear(struct tb *t)
@@ -244,24 +224,23 @@ static int compile(struct tb *t, struct blkmap_table *tab, uint32_t idx, int roo
 	if (!root && !t->stacked[idx])
 		return 0;
 	t->self = (int)idx;
-	t->text = NULL;
-	t->n = t->cap = 0;
+	t->out = (struct proto_strbuf){ 0 };
 	t->have_lin = 0;
 	emit(t, idx, 0, 0, e->size);
 	flush_linear(t);
 	if (t->err) {
-		free(t->text);
+		free(t->out.s);
 		return t->err;
 	}
-	if (t->n > 0 && t->text[t->n - 1] == '\n')
-		t->text[--t->n] = 0;
+	if (t->out.n > 0 && t->out.s[t->out.n - 1] == '\n')
+		t->out.s[--t->out.n] = 0;
 	if (root)
 		name = strdup(t->name);
 	else if (asprintf(&name, "%s-v%u", t->name, idx) < 0)
 		name = NULL;
-	if (!name || add_dev(tab, name, t->text, idx) < 0) {
+	if (!name || add_dev(tab, name, t->out.s, idx) < 0) {
 		free(name);
-		free(t->text);
+		free(t->out.s);
 		return -ENOMEM;
 	}
 	return 0;

@@ -2,52 +2,14 @@
  * line-numbered errors and formatting that parses back to the same array. */
 #include "blkmap/vol_int.h"
 
+#include "proto/util.h"
+
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct sbuf {
-	char *s;
-	size_t n, cap;
-	int oom;
-};
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	for (;;) {
-		size_t room = b->cap - b->n;
-		va_start(ap, fmt);
-		n = vsnprintf(b->s ? b->s + b->n : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = 1;
-			return;
-		}
-		if ((size_t)n < room) {
-			b->n += (size_t)n;
-			return;
-		}
-		{
-			size_t cap = (b->cap ? b->cap * 2 : 256) + (size_t)n;
-			char *ns = realloc(b->s, cap);
-			if (!ns) {
-				b->oom = 1;
-				return;
-			}
-			b->s = ns;
-			b->cap = cap;
-		}
-	}
-}
 
 /* ---- numbers ---------------------------------------------------------------------------------- */
 
@@ -136,7 +98,7 @@ static int parse_hex(const char *s, uint8_t *out, size_t max)
 	return (int)(n / 2);
 }
 
-static void fmt_size(struct sbuf *b, uint64_t v)
+static void fmt_size(struct proto_strbuf *b, uint64_t v)
 {
 	static const char suf[] = "KMGT";
 	int k = -1;
@@ -145,9 +107,9 @@ static void fmt_size(struct sbuf *b, uint64_t v)
 		k++;
 	}
 	if (k >= 0)
-		sb_printf(b, "%" PRIu64 "%c", v, suf[k]);
+		proto_strbuf_printf(b, "%" PRIu64 "%c", v, suf[k]);
 	else
-		sb_printf(b, "%" PRIu64, v);
+		proto_strbuf_printf(b, "%" PRIu64, v);
 }
 
 /* ---- parsing ---------------------------------------------------------------------------------- */
@@ -392,48 +354,48 @@ static const char *code_set_name(int c)
 
 int blkmap_vol_format_text(const struct blkmap_vol *vol, char **out)
 {
-	struct sbuf b = { 0 };
+	struct proto_strbuf b = { 0 };
 
 	*out = NULL;
 	for (unsigned i = 0; i < vol->n; i++) {
 		const struct bm_volent *e = &vol->v[i];
 		switch (e->type) {
 		case BLKMAP_VOL_SIMPLE:
-			sb_printf(&b, "simple ");
+			proto_strbuf_printf(&b, "simple ");
 			for (unsigned k = 0; k < e->nsig; k++) {
-				sb_printf(&b, "%s%" PRId64 ":", k ? "," : "", e->sig[k].offset_bytes);
+				proto_strbuf_printf(&b, "%s%" PRId64 ":", k ? "," : "", e->sig[k].offset_bytes);
 				for (uint32_t j = 0; j < e->sig[k].len; j++)
-					sb_printf(&b, "%02x", e->sig[k].bytes[j]);
+					proto_strbuf_printf(&b, "%02x", e->sig[k].bytes[j]);
 			}
 			break;
 		case BLKMAP_VOL_SCSI:
-			sb_printf(&b, "scsi %s %s ", desig_type_name(e->desig.type), code_set_name(e->desig.code_set));
+			proto_strbuf_printf(&b, "scsi %s %s ", desig_type_name(e->desig.type), code_set_name(e->desig.code_set));
 			for (unsigned j = 0; j < e->desig.len; j++)
-				sb_printf(&b, "%02x", e->desig.bytes[j]);
+				proto_strbuf_printf(&b, "%02x", e->desig.bytes[j]);
 			if (e->pr_key)
-				sb_printf(&b, " key=0x%" PRIx64, e->pr_key);
+				proto_strbuf_printf(&b, " key=0x%" PRIx64, e->pr_key);
 			break;
 		case BLKMAP_VOL_SLICE:
-			sb_printf(&b, "slice ");
+			proto_strbuf_printf(&b, "slice ");
 			fmt_size(&b, e->start);
-			sb_printf(&b, " ");
+			proto_strbuf_printf(&b, " ");
 			fmt_size(&b, e->length);
-			sb_printf(&b, " %u", e->members[0]);
+			proto_strbuf_printf(&b, " %u", e->members[0]);
 			break;
 		case BLKMAP_VOL_CONCAT:
 		case BLKMAP_VOL_STRIPE:
-			sb_printf(&b, "%s", blkmap_vol_type_name(e->type));
+			proto_strbuf_printf(&b, "%s", blkmap_vol_type_name(e->type));
 			if (e->type == BLKMAP_VOL_STRIPE) {
-				sb_printf(&b, " ");
+				proto_strbuf_printf(&b, " ");
 				fmt_size(&b, e->unit);
 			}
 			for (unsigned k = 0; k < e->nmembers; k++)
-				sb_printf(&b, " %u", e->members[k]);
+				proto_strbuf_printf(&b, " %u", e->members[k]);
 			break;
 		}
-		sb_printf(&b, "\n");
+		proto_strbuf_printf(&b, "\n");
 	}
-	if (b.oom || !b.s) {
+	if (b.failed || !b.s) {
 		free(b.s);
 		return -ENOMEM;
 	}

@@ -9,6 +9,7 @@
 #include "mds/pool.h"
 #include "proto/list.h"
 #include "proto/log.h"
+#include "proto/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,83 +46,44 @@ struct mds_metrics {
 
 /* ---- the text ------------------------------------------------------------------------------- */
 
-struct buf {
-	char *p;
-	size_t len, cap;
-	int failed;
-};
-
-static void addf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void addf(struct buf *b, const char *fmt, ...)
+static void counter(struct proto_strbuf *b, const char *name, const char *help, uint64_t v)
 {
-	va_list ap;
-	int n;
-
-	if (b->failed)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->failed = 1;
-			return;
-		}
-		if ((size_t)n < b->cap - b->len) {
-			b->len += (size_t)n;
-			return;
-		}
-		{
-			size_t cap = b->cap * 2 + (size_t)n;
-			char *p = realloc(b->p, cap);
-			if (!p) {
-				b->failed = 1;
-				return;
-			}
-			b->p = p;
-			b->cap = cap;
-		}
-	}
+	proto_strbuf_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name, (unsigned long long)v);
 }
 
-static void counter(struct buf *b, const char *name, const char *help, uint64_t v)
+static void gauge(struct proto_strbuf *b, const char *name, const char *help, uint64_t v)
 {
-	addf(b, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name, (unsigned long long)v);
-}
-
-static void gauge(struct buf *b, const char *name, const char *help, uint64_t v)
-{
-	addf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name, (unsigned long long)v);
+	proto_strbuf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name, (unsigned long long)v);
 }
 
 /* Each LUN's service state: 1 in service, 0 while the LUN answering at its URL is not the pool's. */
-static void lun_metrics(struct buf *b, struct mds_server *srv)
+static void lun_metrics(struct proto_strbuf *b, struct mds_server *srv)
 {
 	uint32_t n = srv->pool ? mds_pool_nluns(srv->pool) : 0;
 
-	addf(b, "# HELP pnfs_mds_lun_in_service 1 while the LUN is the pool's; 0 while it is out of service (it came "
+	proto_strbuf_printf(b, "# HELP pnfs_mds_lun_in_service 1 while the LUN is the pool's; 0 while it is out of service (it came "
 		"back different after a reconnect: see the log).\n"
 		"# TYPE pnfs_mds_lun_in_service gauge\n");
 	for (uint32_t i = 0; i < n; i++)
-		addf(b, "pnfs_mds_lun_in_service{lun=\"%u\"} %d\n", i, mds_pool_lun_identity(srv->pool, i, NULL, 0) == 0);
-	addf(b, "# HELP pnfs_mds_lun_checked 0 from the loss of the LUN's session until the next one passed its identity "
+		proto_strbuf_printf(b, "pnfs_mds_lun_in_service{lun=\"%u\"} %d\n", i, mds_pool_lun_identity(srv->pool, i, NULL, 0) == 0);
+	proto_strbuf_printf(b, "# HELP pnfs_mds_lun_checked 0 from the loss of the LUN's session until the next one passed its identity "
 		"check (no layouts are handed out meanwhile).\n"
 		"# TYPE pnfs_mds_lun_checked gauge\n");
 	for (uint32_t i = 0; i < n; i++)
-		addf(b, "pnfs_mds_lun_checked{lun=\"%u\"} %d\n", i, blkmap_dev_checked(mds_pool_lun_dev(srv->pool, i)));
-	addf(b, "# HELP pnfs_mds_lun_identity_failures_total Identity checks after a reconnect that found another LUN.\n"
+		proto_strbuf_printf(b, "pnfs_mds_lun_checked{lun=\"%u\"} %d\n", i, blkmap_dev_checked(mds_pool_lun_dev(srv->pool, i)));
+	proto_strbuf_printf(b, "# HELP pnfs_mds_lun_identity_failures_total Identity checks after a reconnect that found another LUN.\n"
 		"# TYPE pnfs_mds_lun_identity_failures_total counter\n");
 	for (uint32_t i = 0; i < n; i++)
-		addf(b, "pnfs_mds_lun_identity_failures_total{lun=\"%u\"} %u\n", i,
+		proto_strbuf_printf(b, "pnfs_mds_lun_identity_failures_total{lun=\"%u\"} %u\n", i,
 		     blkmap_dev_identity_failures(mds_pool_lun_dev(srv->pool, i)));
-	addf(b, "# HELP pnfs_mds_lun_aptpl What the LUN answered at start to PERSISTENT RESERVE OUT REGISTER with "
+	proto_strbuf_printf(b, "# HELP pnfs_mds_lun_aptpl What the LUN answered at start to PERSISTENT RESERVE OUT REGISTER with "
 		"APTPL set, as stock Linux clients send it: 1 accepted, 0 refused (tgt), -1 no answer; no sample when "
 		"not asked (scsi-layouts no, LUNs not all iSCSI).\n"
 		"# TYPE pnfs_mds_lun_aptpl gauge\n");
 	for (uint32_t i = 0; i < n && i < MDS_MAX_LUNS; i++) {
 		uint8_t a = srv->layouts->aptpl[i];
 		if (a != MDS_APTPL_UNPROBED)
-			addf(b, "pnfs_mds_lun_aptpl{lun=\"%u\"} %d\n", i,
+			proto_strbuf_printf(b, "pnfs_mds_lun_aptpl{lun=\"%u\"} %d\n", i,
 			     a == MDS_APTPL_ACCEPTED ? 1 : a == MDS_APTPL_REFUSED ? 0 : -1);
 	}
 }
@@ -131,17 +93,15 @@ char *mds_metrics_text(struct mds_server *srv)
 	const struct mds_layouts *lo = srv->layouts;
 	const struct mds_lo_stats *s = &lo->stats;
 	static const char *const modes[2] = { "read", "rw" };
-	struct buf b = { malloc(4096), 0, 4096, 0 };
+	struct proto_strbuf b = { 0 };
 	struct mds_map_iter it;
 	uint64_t nrecalls = 0, clients = 0;
 
-	if (!b.p)
-		return NULL;
-	addf(&b, "# HELP pnfs_mds_layouts_granted_total Layouts granted by LAYOUTGET.\n"
+	proto_strbuf_printf(&b, "# HELP pnfs_mds_layouts_granted_total Layouts granted by LAYOUTGET.\n"
 		 "# TYPE pnfs_mds_layouts_granted_total counter\n");
 	for (unsigned t = 0; t < MDS_LO_NTYPES; t++)
 		for (int m = 0; m < 2; m++)
-			addf(&b, "pnfs_mds_layouts_granted_total{type=\"%s\",iomode=\"%s\"} %llu\n",
+			proto_strbuf_printf(&b, "pnfs_mds_layouts_granted_total{type=\"%s\",iomode=\"%s\"} %llu\n",
 			     mds_lo_type_at(t)->name, modes[m], (unsigned long long)s->granted[t][m]);
 	counter(&b, "pnfs_mds_layout_granted_bytes_total", "Bytes of file covered by granted layouts.",
 		s->granted_bytes);
@@ -208,7 +168,7 @@ char *mds_metrics_text(struct mds_server *srv)
 		struct mds_store_stats st;
 		if (mds_txn_begin(srv->store, MDS_TXN_RDONLY, &t) == 0) {
 			if (mds_store_stats(t, &st) == 0)
-				addf(&b,
+				proto_strbuf_printf(&b,
 				     "# HELP pnfs_mds_pool_bytes Pool volume bytes by state.\n"
 				     "# TYPE pnfs_mds_pool_bytes gauge\n"
 				     "pnfs_mds_pool_bytes{state=\"free\"} %llu\n"
@@ -220,10 +180,10 @@ char *mds_metrics_text(struct mds_server *srv)
 		}
 	}
 	if (b.failed) {
-		free(b.p);
+		free(b.s);
 		return NULL;
 	}
-	return b.p;
+	return b.s;
 }
 
 /* ---- HTTP ------------------------------------------------------------------------------------ */

@@ -112,7 +112,12 @@ int proto_grow(void *arrp, size_t n, size_t *cap, size_t elem, size_t first)
 		return -ENOMEM;
 	if (*cap)
 		want *= 2;
-	if (want <= n || !elem || want > SIZE_MAX / elem)
+	if (want <= n) {
+		if (n == SIZE_MAX)
+			return -ENOMEM;
+		want = n + 1;
+	}
+	if (!elem || want > SIZE_MAX / elem)
 		return -ENOMEM;
 	memcpy(&arr, arrp, sizeof(arr));
 	p = realloc(arr, want * elem);
@@ -121,4 +126,40 @@ int proto_grow(void *arrp, size_t n, size_t *cap, size_t elem, size_t first)
 	memcpy(arrp, &p, sizeof(p));
 	*cap = want;
 	return 0;
+}
+
+int proto_strbuf_vprintf(struct proto_strbuf *b, const char *fmt, va_list ap)
+{
+	va_list aq;
+	int n;
+
+	if (b->failed)
+		return -ENOMEM;
+	for (;;) {
+		size_t room = b->cap - b->n;
+		va_copy(aq, ap);
+		n = vsnprintf(b->s ? b->s + b->n : NULL, room, fmt, aq);
+		va_end(aq);
+		if (n < 0)
+			break;
+		if ((size_t)n < room) {
+			b->n += (size_t)n;
+			return 0;
+		}
+		if (proto_grow(&b->s, b->n + (size_t)n, &b->cap, 1, 256 + (size_t)n))
+			break;
+	}
+	b->failed = 1;
+	return -ENOMEM;
+}
+
+int proto_strbuf_printf(struct proto_strbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = proto_strbuf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return rc;
 }

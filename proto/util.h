@@ -1,11 +1,12 @@
 /* Small helpers every part and program shares: an error text into a caller's buffer, byte counts
- * for humans, the "64M"/"1GiB" size syntax of the command lines, JSON strings and growing arrays.
+ * for humans, the "64M"/"1GiB" size syntax of the command lines, JSON strings, growing arrays and texts.
  * One home for each, so every program prints and parses them the same way. */
 #ifndef PROTO_UTIL_H
 #define PROTO_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 /* Format into err (errlen bytes, either may be NULL/0: nothing is written) and return rc, so a
@@ -32,9 +33,21 @@ void proto_json_str(FILE *o, const char *s);
 
 /* Room for element n of the array *arrp (a pointer to any object pointer: &v->items) that has
  * *cap elements of elem bytes: nothing to do while n < *cap; else the array is reallocated to twice
- * *cap elements (first when *cap is 0) and *arrp and *cap are updated. Returns 0, or -ENOMEM when
+ * *cap elements (first when *cap is 0; n + 1 if that is more) and *arrp and *cap are updated. Returns 0, or -ENOMEM when
  * out of memory or the size would overflow (*arrp and *cap are then left as they were, still the
  * caller's to free). */
 int proto_grow(void *arrp, size_t n, size_t *cap, size_t elem, size_t first);
+
+/* A growing text: s holds n bytes and a NUL (s is NULL until the first append), cap allocated.
+ * Once an append failed (out of memory, a bad format), failed is set and later appends do nothing.
+ * Start it as { 0 }; the caller frees s. */
+struct proto_strbuf {
+	char *s;
+	size_t n, cap;
+	int failed;
+};
+/* Append printf-formatted text to b. Returns 0, or -ENOMEM once b failed. */
+int proto_strbuf_printf(struct proto_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int proto_strbuf_vprintf(struct proto_strbuf *b, const char *fmt, va_list ap);
 
 #endif
