@@ -304,23 +304,35 @@ static int covered(const struct evec *w, uint64_t a, uint64_t b)
 
 /* ---- lookup ------------------------------------------------------------------------------ */
 
-int mds_ext_lookup(struct mds_txn *t, uint64_t fileid, uint64_t off, uint64_t len,
-		   struct mds_extent *out, size_t max, size_t *n)
+/* A cursor over the extents of the regular file fileid, for a look at len bytes into max slots:
+ * 1 with *c open (caller closes), 0 when there is nothing to look at, or a negative errno. */
+static int ext_cursor(struct mds_txn *t, uint64_t fileid, uint64_t len, size_t max, MDB_cursor **c)
 {
 	struct mds_inode ino;
-	struct mds_extent x;
-	MDB_cursor *c;
-	uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
 	int rc = get_reg(t, fileid, &ino);
 
-	*n = 0;
 	if (rc)
 		return rc;
 	if (!len || !max)
 		return 0;
-	rc = mdb_cursor_open(t->txn, t->st->extents, &c);
+	rc = mdb_cursor_open(t->txn, t->st->extents, c);
 	if (rc)
 		return st_lmdb_err(t->st, rc, "mdb_cursor_open");
+	return 1;
+}
+
+int mds_ext_lookup(struct mds_txn *t, uint64_t fileid, uint64_t off, uint64_t len,
+		   struct mds_extent *out, size_t max, size_t *n)
+{
+	struct mds_extent x;
+	MDB_cursor *c;
+	uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+	int rc;
+
+	*n = 0;
+	rc = ext_cursor(t, fileid, len, max, &c);
+	if (rc <= 0)
+		return rc;
 	for (rc = ext_seek(t, c, fileid, off, &x); rc == 0 && x.file_off < end && *n < max;
 	     rc = ext_next(t, c, fileid, &x))
 		out[(*n)++] = x;
@@ -331,21 +343,16 @@ int mds_ext_lookup(struct mds_txn *t, uint64_t fileid, uint64_t off, uint64_t le
 int mds_ext_map(struct mds_txn *t, uint64_t fileid, uint64_t off, uint64_t len,
 		struct mds_extent *out, size_t max, size_t *n, uint64_t *end_off)
 {
-	struct mds_inode ino;
 	struct mds_extent x;
 	MDB_cursor *c;
 	uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len, at = off;
-	int rc = get_reg(t, fileid, &ino);
+	int rc;
 
 	*n = 0;
 	*end_off = off;
-	if (rc)
+	rc = ext_cursor(t, fileid, len, max, &c);
+	if (rc <= 0)
 		return rc;
-	if (!len || !max)
-		return 0;
-	rc = mdb_cursor_open(t->txn, t->st->extents, &c);
-	if (rc)
-		return st_lmdb_err(t->st, rc, "mdb_cursor_open");
 	for (rc = ext_seek(t, c, fileid, off, &x); rc == 0 && x.file_off < end && *n < max;
 	     rc = ext_next(t, c, fileid, &x)) {
 		uint64_t s, e;
