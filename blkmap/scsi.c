@@ -179,14 +179,24 @@ int bm_parse_readcap16(const uint8_t *d, uint32_t len, uint64_t *blocks, uint32_
 	return 0;
 }
 
-int bm_parse_read_keys(const uint8_t *d, uint32_t len, struct blkmap_pr_keys *out)
+/* The header of PERSISTENT RESERVE IN parameter data: PRgeneration and the additional length. */
+static int pr_in_header(const uint8_t *d, uint32_t len, uint32_t *generation, uint32_t *addl)
 {
-	uint32_t addl;
 	if (len < 8)
 		return -EPROTO;
+	*generation = be32(d);
+	*addl = be32(d + 4);
+	return 0;
+}
+
+int bm_parse_read_keys(const uint8_t *d, uint32_t len, struct blkmap_pr_keys *out)
+{
+	uint32_t gen, addl;
+
+	if (pr_in_header(d, len, &gen, &addl))
+		return -EPROTO;
 	memset(out, 0, sizeof(*out));
-	out->generation = be32(d);
-	addl = be32(d + 4);
+	out->generation = gen;
 	out->total = addl / 8;
 	for (uint32_t o = 8; o + 8 <= len && o + 8 <= 8 + (uint64_t)addl && out->nkeys < BLKMAP_PR_MAX_KEYS; o += 8)
 		out->keys[out->nkeys++] = be64(d + o);
@@ -195,12 +205,12 @@ int bm_parse_read_keys(const uint8_t *d, uint32_t len, struct blkmap_pr_keys *ou
 
 int bm_parse_read_resv(const uint8_t *d, uint32_t len, struct blkmap_pr_reservation *out)
 {
-	uint32_t addl;
-	if (len < 8)
+	uint32_t gen, addl;
+
+	if (pr_in_header(d, len, &gen, &addl))
 		return -EPROTO;
 	memset(out, 0, sizeof(*out));
-	out->generation = be32(d);
-	addl = be32(d + 4);
+	out->generation = gen;
 	if (addl == 0)
 		return 0;
 	if (addl < 16 || len < 24)
