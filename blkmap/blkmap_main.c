@@ -75,28 +75,18 @@ struct opts {
 	unsigned timeout_ms, qd;
 };
 
-static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_err(const char *fmt, ...)
+/* One error line on stderr, "blkmap: ..."; status 2 (a usage error) adds where help is. Returns
+ * status, the exit status. */
+static int complain(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int complain(int status, const char *fmt, ...)
 {
 	va_list ap;
 	fprintf(stderr, PROG ": ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\ntry '" PROG " --help'\n");
-	return 2;
-}
-
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
-{
-	va_list ap;
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	return 1;
+	fputs(status == 2 ? "\ntry '" PROG " --help'\n" : "\n", stderr);
+	return status;
 }
 
 /* Seconds, with a fraction ("0.5") or in milliseconds ("500ms"), to whole milliseconds: 0 or -1. */
@@ -199,15 +189,15 @@ static int load_volume(const struct opts *o, struct blkmap_vol **vol, int *is_sc
 		size_t len;
 		char *text = slurp(o->volfile, &len);
 		if (!text)
-			return fail("%s: %s", o->volfile, strerror(errno));
+			return complain(1, "%s: %s", o->volfile, strerror(errno));
 		rc = blkmap_vol_parse_text(text, vol, err, sizeof(err));
 		free(text);
 		if (rc < 0)
-			return fail("%s: %s", o->volfile, err);
+			return complain(1, "%s: %s", o->volfile, err);
 		return 0;
 	}
 	if (rc < 0)
-		return fail("%s", err);
+		return complain(1, "%s", err);
 	return 0;
 }
 
@@ -278,7 +268,7 @@ static int cmd_show(const struct opts *o, struct blkmap_vol *vol, int is_scsi)
 	if (o->text) {
 		char *s = NULL;
 		if (blkmap_vol_format_text(vol, &s) < 0)
-			return fail("out of memory");
+			return complain(1, "out of memory");
 		fputs(s, stdout);
 		free(s);
 		return 0;
@@ -293,7 +283,7 @@ static int cmd_show(const struct opts *o, struct blkmap_vol *vol, int is_scsi)
 	printf("tree:\n");
 	tree(vol, n - 1, 0);
 	if (blkmap_vol_validate(vol) < 0)
-		return fail("invalid volume: %s", blkmap_vol_errstr(vol));
+		return complain(1, "invalid volume: %s", blkmap_vol_errstr(vol));
 	return 0;
 }
 
@@ -330,7 +320,7 @@ static int do_resolve(const struct opts *o, struct blkmap_ctx *ctx, struct blkma
 	}
 	blkmap_report_free(rep);
 	if (rc < 0)
-		return fail("%s", blkmap_errstr(ctx));
+		return complain(1, "%s", blkmap_errstr(ctx));
 	/* sessions to LUNs that matched nothing are not needed any more */
 	blkmap_cache_flush(ctx);
 	return 0;
@@ -342,9 +332,9 @@ static int cmd_map(const struct opts *o, struct blkmap_vol *vol)
 	size_t n = 0;
 
 	if (!o->have_off || !o->have_len)
-		return usage_err("map needs --offset and --length");
+		return complain(2, "map needs --offset and --length");
 	if (blkmap_vol_map(vol, o->off, o->len, &runs, &n) < 0)
-		return fail("%s", blkmap_vol_errstr(vol));
+		return complain(1, "%s", blkmap_vol_errstr(vol));
 	printf("%-14s %-12s %-6s %-14s %s\n", "vol_offset", "length", "leaf", "lba", "device");
 	for (size_t i = 0; i < n; i++) {
 		struct blkmap_dev *dev = blkmap_vol_leaf_dev(vol, runs[i].leaf);
@@ -376,11 +366,11 @@ static int cmd_table(const struct opts *o, struct blkmap_vol *vol, int apply)
 
 	dm_name(o, name, sizeof(name));
 	if (blkmap_vol_table(vol, name, &t) < 0)
-		return fail("%s", blkmap_vol_errstr(vol));
+		return complain(1, "%s", blkmap_vol_errstr(vol));
 	if (apply == 0) {
 		if (blkmap_table_format(t, &s) < 0) {
 			blkmap_table_free(t);
-			return fail("out of memory");
+			return complain(1, "out of memory");
 		}
 		fputs(s, stdout);
 		free(s);
@@ -390,7 +380,7 @@ static int cmd_table(const struct opts *o, struct blkmap_vol *vol, int apply)
 	rc = apply > 0 ? blkmap_table_apply(t, err, sizeof(err)) : blkmap_table_remove(t, err, sizeof(err));
 	if (rc == -ENOTSUP) {
 		blkmap_table_free(t);
-		return fail("%s skipped: %s", apply > 0 ? "apply" : "remove", err);
+		return complain(1, "%s skipped: %s", apply > 0 ? "apply" : "remove", err);
 	}
 	if (rc == 0 && apply > 0)
 		for (unsigned i = 0; i < t->ndev; i++)
@@ -399,7 +389,7 @@ static int cmd_table(const struct opts *o, struct blkmap_vol *vol, int apply)
 		for (unsigned i = t->ndev; i-- > 0;)
 			printf("removed /dev/mapper/%s\n", t->dev[i].name);
 	blkmap_table_free(t);
-	return rc == 0 ? 0 : fail("%s", err);
+	return rc == 0 ? 0 : complain(1, "%s", err);
 }
 
 static int cmd_read(const struct opts *o, struct blkmap_vol *vol)
@@ -409,25 +399,25 @@ static int cmd_read(const struct opts *o, struct blkmap_vol *vol)
 	int fd = 1, rc = 0;
 
 	if (!o->have_off || !o->have_len)
-		return usage_err("read needs --offset and --length");
+		return complain(2, "read needs --offset and --length");
 	if (o->output && strcmp(o->output, "-")) {
 		fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0)
-			return fail("%s: %s", o->output, strerror(errno));
+			return complain(1, "%s: %s", o->output, strerror(errno));
 	}
 	buf = malloc(chunk);
 	if (!buf)
-		return fail("out of memory");
+		return complain(1, "out of memory");
 	for (uint64_t done = 0; done < o->len && rc == 0;) {
 		uint64_t n = o->len - done < chunk ? o->len - done : chunk;
 		if (blkmap_vol_pread(vol, buf, n, o->off + done) < 0) {
-			rc = fail("%s", blkmap_vol_errstr(vol));
+			rc = complain(1, "%s", blkmap_vol_errstr(vol));
 			break;
 		}
 		for (uint64_t w = 0; w < n;) {
 			ssize_t k = write(fd, buf + w, n - w);
 			if (k <= 0) {
-				rc = fail("write to %s: %s", o->output ? o->output : "stdout", strerror(errno));
+				rc = complain(1, "write to %s: %s", o->output ? o->output : "stdout", strerror(errno));
 				break;
 			}
 			w += (uint64_t)k;
@@ -448,21 +438,21 @@ static int cmd_write(const struct opts *o, struct blkmap_vol *vol)
 	int fd = 0, rc = 0;
 
 	if (!o->have_off)
-		return usage_err("write needs --offset");
+		return complain(2, "write needs --offset");
 	if (o->input && strcmp(o->input, "-")) {
 		fd = open(o->input, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
-			return fail("%s: %s", o->input, strerror(errno));
+			return complain(1, "%s: %s", o->input, strerror(errno));
 	}
 	buf = malloc(chunk);
 	if (!buf)
-		return fail("out of memory");
+		return complain(1, "out of memory");
 	while (rc == 0 && (!o->have_len || done < o->len)) {
 		uint64_t want = o->have_len && o->len - done < chunk ? o->len - done : chunk, got = 0;
 		while (got < want) {
 			ssize_t k = read(fd, buf + got, want - got);
 			if (k < 0) {
-				rc = fail("read from %s: %s", o->input ? o->input : "stdin", strerror(errno));
+				rc = complain(1, "read from %s: %s", o->input ? o->input : "stdin", strerror(errno));
 				break;
 			}
 			if (k == 0)
@@ -472,13 +462,13 @@ static int cmd_write(const struct opts *o, struct blkmap_vol *vol)
 		if (rc || got == 0)
 			break;
 		if (blkmap_vol_pwrite(vol, buf, got, o->off + done) < 0)
-			rc = fail("%s", blkmap_vol_errstr(vol));
+			rc = complain(1, "%s", blkmap_vol_errstr(vol));
 		done += got;
 		if (got < want)
 			break;
 	}
 	if (rc == 0 && o->have_len && done < o->len)
-		rc = fail("input ended after %" PRIu64 " of %" PRIu64 " bytes", done, o->len);
+		rc = complain(1, "input ended after %" PRIu64 " of %" PRIu64 " bytes", done, o->len);
 	if (rc == 0 && o->verbose)
 		fprintf(stderr, PROG ": wrote %" PRIu64 " bytes at volume offset %" PRIu64 "\n", done, o->off);
 	free(buf);
@@ -521,7 +511,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		known |= !strcmp(o.cmd, cmds[i]);
 	if (!known)
-		return usage_err("unknown command '%s'", o.cmd);
+		return complain(2, "unknown command '%s'", o.cmd);
 	optind = 2;
 	while ((c = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		uint64_t v;
@@ -531,12 +521,12 @@ int main(int argc, char **argv)
 		case 'V': o.volfile = optarg; break;
 		case 'p':
 			if (o.nportals == MAX_LIST)
-				return usage_err("too many --portal options");
+				return complain(2, "too many --portal options");
 			o.portals[o.nportals++] = optarg;
 			break;
 		case 'a':
 			if (o.npaths == MAX_LIST)
-				return usage_err("too many --path options");
+				return complain(2, "too many --path options");
 			o.paths[o.npaths++] = optarg;
 			break;
 		case 'l': o.local = 1; break;
@@ -545,28 +535,28 @@ int main(int argc, char **argv)
 		case 'i': o.initiator = optarg; break;
 		case 't':
 			if (parse_timeout(optarg, &o.timeout_ms) < 0)
-				return usage_err("--timeout takes seconds, 0.001 to 3600 (e.g. 30, 0.5 or 500ms), not '%s'%s",
+				return complain(2, "--timeout takes seconds, 0.001 to 3600 (e.g. 30, 0.5 or 500ms), not '%s'%s",
 						 optarg, timeout_hint(optarg));
 			break;
 		case 'K':
 			if (parse_key(optarg, &o.register_key) < 0)
-				return usage_err("--register-key takes a non-zero key of up to 16 hex digits, not '%s'",
+				return complain(2, "--register-key takes a non-zero key of up to 16 hex digits, not '%s'",
 						 optarg);
 			break;
 		case 'k': o.keep_key = 1; break;
 		case 'q':
 			if (proto_parse_size(optarg, &v) < 0 || v == 0 || v > 4096)
-				return usage_err("--queue-depth takes 1 to 4096");
+				return complain(2, "--queue-depth takes 1 to 4096");
 			o.qd = (unsigned)v;
 			break;
 		case 'o':
 			if (proto_parse_size(optarg, &o.off) < 0)
-				return usage_err("bad --offset '%s'", optarg);
+				return complain(2, "bad --offset '%s'", optarg);
 			o.have_off = 1;
 			break;
 		case 'L':
 			if (proto_parse_size(optarg, &o.len) < 0)
-				return usage_err("bad --length '%s'", optarg);
+				return complain(2, "bad --length '%s'", optarg);
 			o.have_len = 1;
 			break;
 		case 'I': o.input = optarg; break;
@@ -574,18 +564,18 @@ int main(int argc, char **argv)
 		case 'T': o.text = 1; break;
 		case 'v': o.verbose = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: return usage_err("bad option");
+		default: return complain(2, "bad option");
 		}
 	}
 	if (optind < argc)
-		return usage_err("unexpected argument '%s'", argv[optind]);
+		return complain(2, "unexpected argument '%s'", argv[optind]);
 	sources = !!o.xdr + !!o.pool + !!o.volfile;
 	if (sources != 1)
-		return usage_err("give the volume with exactly one of --xdr FILE, --pool DIR, --vol FILE");
+		return complain(2, "give the volume with exactly one of --xdr FILE, --pool DIR, --vol FILE");
 	if (o.deviceid && strspn(o.deviceid, "0123456789abcdefABCDEF") != strlen(o.deviceid))
-		return usage_err("--deviceid takes hex digits");
+		return complain(2, "--deviceid takes hex digits");
 	if (o.keep_key && !o.register_key)
-		return usage_err("--keep-key goes with --register-key");
+		return complain(2, "--keep-key goes with --register-key");
 	if (o.verbose)
 		proto_log_set_level(PROTO_LOG_DEBUG);
 
@@ -597,7 +587,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (!need_discovery(&o) && strcmp(o.cmd, "map") && strcmp(o.cmd, "table")) {
-		rc = usage_err("%s needs to know where the LUNs are: --portal, --path or --local", o.cmd);
+		rc = complain(2, "%s needs to know where the LUNs are: --portal, --path or --local", o.cmd);
 		goto out;
 	}
 	blkmap_ctx_opts_init(&co);
@@ -607,7 +597,7 @@ int main(int argc, char **argv)
 	co.register_key = o.register_key;
 	co.keep_key = o.keep_key;
 	if (blkmap_ctx_create(&co, &ctx) < 0) {
-		rc = fail("cannot create a context (bad --initiator?)");
+		rc = complain(1, "cannot create a context (bad --initiator?)");
 		goto out;
 	}
 	if (need_discovery(&o)) {
@@ -615,7 +605,7 @@ int main(int argc, char **argv)
 		if (rc)
 			goto out;
 	} else if (blkmap_vol_validate(vol) < 0) {
-		rc = fail("%s", blkmap_vol_errstr(vol));
+		rc = complain(1, "%s", blkmap_vol_errstr(vol));
 		goto out;
 	}
 	if (!strcmp(o.cmd, "resolve"))
