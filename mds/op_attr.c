@@ -99,26 +99,30 @@ static nfsstat4 compare_attrs(struct mds_compound *c, const fattr4 *theirs, int 
 	return NFS4_OK;
 }
 
-nfsstat4 mds_op_verify(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
+/* VERIFY (want_equal: NFS4_OK when the attributes are the file's) and NVERIFY (NFS4_OK when they
+ * are not). */
+static nfsstat4 verify_attrs(struct mds_compound *c, const fattr4 *attrs, int want_equal)
 {
 	int equal = 0;
-	nfsstat4 st = compare_attrs(c, &arg->nfs_argop4_u.opverify.obj_attributes, &equal);
-	(void)res;
+	nfsstat4 st = compare_attrs(c, attrs, &equal);
 
 	if (st)
 		return st;
-	return equal ? NFS4_OK : NFS4ERR_NOT_SAME;
+	if (equal == want_equal)
+		return NFS4_OK;
+	return want_equal ? NFS4ERR_NOT_SAME : NFS4ERR_SAME;
+}
+
+nfsstat4 mds_op_verify(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
+{
+	(void)res;
+	return verify_attrs(c, &arg->nfs_argop4_u.opverify.obj_attributes, 1);
 }
 
 nfsstat4 mds_op_nverify(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
-	int equal = 0;
-	nfsstat4 st = compare_attrs(c, &arg->nfs_argop4_u.opnverify.obj_attributes, &equal);
 	(void)res;
-
-	if (st)
-		return st;
-	return equal ? NFS4ERR_SAME : NFS4_OK;
+	return verify_attrs(c, &arg->nfs_argop4_u.opnverify.obj_attributes, 0);
 }
 
 nfsstat4 mds_op_setattr(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
