@@ -13,23 +13,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int send_reply_header_only(struct mds_conn *conn, const struct proto_rpc_reply *r)
+/* Reply header r, then len bytes of body (already XDR) when there are any, to conn. */
+static int send_reply(struct mds_conn *conn, const struct proto_rpc_reply *r, const void *body, size_t len)
 {
 	struct proto_msg m;
 	const uint8_t *wire;
 	size_t wlen;
 	int rc;
 
-	rc = proto_msg_init(&m, 256);
+	rc = proto_msg_init(&m, len + 256);
 	if (rc)
 		return rc;
 	rc = proto_rpc_reply_encode(&m, r);
+	if (rc == 0 && len && !xdr_opaque(&m.xdr, (char *)body, (u_int)len))
+		rc = -EMSGSIZE;
 	if (rc == 0)
 		rc = proto_msg_finish(&m, &wire, &wlen);
 	if (rc == 0)
 		rc = mds_conn_send(conn, wire, wlen);
 	proto_msg_destroy(&m);
 	return rc;
+}
+
+static int send_reply_header_only(struct mds_conn *conn, const struct proto_rpc_reply *r)
+{
+	return send_reply(conn, r, NULL, 0);
 }
 
 static void reply_accepted(struct mds_conn *conn, uint32_t xid, uint32_t stat)
@@ -43,26 +51,11 @@ static void reply_accepted(struct mds_conn *conn, uint32_t xid, uint32_t stat)
 int mds_rpc_reply_success(struct mds_conn *conn, uint32_t xid, const void *body, size_t len)
 {
 	struct proto_rpc_reply r;
-	struct proto_msg m;
-	const uint8_t *wire;
-	size_t wlen;
-	int rc;
 
 	if (conn->dead)
 		return -EPIPE;
-	rc = proto_msg_init(&m, len + 64);
-	if (rc)
-		return rc;
 	proto_rpc_reply_accepted(&r, xid, SUCCESS);
-	rc = proto_rpc_reply_encode(&m, &r);
-	if (rc == 0 && len && !xdr_opaque(&m.xdr, (char *)body, (u_int)len))
-		rc = -EMSGSIZE;
-	if (rc == 0)
-		rc = proto_msg_finish(&m, &wire, &wlen);
-	if (rc == 0)
-		rc = mds_conn_send(conn, wire, wlen);
-	proto_msg_destroy(&m);
-	return rc;
+	return send_reply(conn, &r, body, len);
 }
 
 /* The credential as the server uses it: AUTH_SYS identities squashed by the export rule. */
