@@ -214,14 +214,9 @@ static nfsstat4 layoutget_find_state(struct mds_compound *c, const LAYOUTGET4arg
 				     struct mds_file **f, struct mds_lo_state **ls)
 {
 	struct mds_stateid *sst;
-	stateid4 sid;
 	nfsstat4 st;
 
-	st = mds_sid_resolve(c, &a->loga_stateid, &sid);
-	if (st)
-		return st;
-	st = mds_sid_lookup(c, &sid,
-			    MDS_STM(MDS_ST_OPEN) | MDS_STM(MDS_ST_LOCK) | MDS_STM(MDS_ST_DELEG) | MDS_STM(MDS_ST_LAYOUT), &sst);
+	st = mds_sid_find(c, &a->loga_stateid, MDS_STM(MDS_ST_OPEN) | MDS_STM(MDS_ST_LOCK) | MDS_STM(MDS_ST_DELEG) | MDS_STM(MDS_ST_LAYOUT), &sst);
 	if (st)
 		return st;
 	if (!sst->file || sst->file->fileid != ino->fileid)
@@ -657,7 +652,6 @@ static nfsstat4 return_file(struct mds_compound *c, const LAYOUTRETURN4args *a, 
 	struct mds_stateid *sst;
 	struct mds_lo_state *ls;
 	struct mds_inode ino;
-	stateid4 sid;
 	nfsstat4 st;
 	int had;
 
@@ -667,10 +661,7 @@ static nfsstat4 return_file(struct mds_compound *c, const LAYOUTRETURN4args *a, 
 	if (lf->lrf_length == 0 ||
 	    (lf->lrf_length != NFS4_UINT64_MAX && lf->lrf_length > NFS4_UINT64_MAX - lf->lrf_offset))
 		return NFS4ERR_INVAL;
-	st = mds_sid_resolve(c, &lf->lrf_stateid, &sid);
-	if (st)
-		return st;
-	st = mds_sid_lookup(c, &sid, MDS_STM(MDS_ST_LAYOUT), &sst);
+	st = mds_sid_find(c, &lf->lrf_stateid, MDS_STM(MDS_ST_LAYOUT), &sst);
 	if (st)
 		return st;
 	ls = mds_lo_of(sst);

@@ -146,7 +146,6 @@ nfsstat4 mds_op_lock(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	struct mds_lock *conflict, *l;
 	uint64_t end;
 	int write = is_write(a->locktype);
-	stateid4 sid;
 	nfsstat4 st;
 
 	if (!c->clp)
@@ -163,10 +162,7 @@ nfsstat4 mds_op_lock(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 		open_to_lock_owner4 *o = &a->locker.locker4_u.open_owner;
 		struct mds_owner *ow;
 
-		st = mds_sid_resolve(c, &o->open_stateid, &sid);
-		if (st)
-			return st;
-		st = mds_sid_lookup(c, &sid, MDS_STM(MDS_ST_OPEN), &open);
+		st = mds_sid_find(c, &o->open_stateid, MDS_STM(MDS_ST_OPEN), &open);
 		if (st)
 			return st;
 		if (!open->file || open->file->fileid != c->cfh.fileid)
@@ -183,10 +179,7 @@ nfsstat4 mds_op_lock(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 			lst->seqid = 0; /* bumped to 1 below */
 		}
 	} else {
-		st = mds_sid_resolve(c, &a->locker.locker4_u.lock_owner.lock_stateid, &sid);
-		if (st)
-			return st;
-		st = mds_sid_lookup(c, &sid, MDS_STM(MDS_ST_LOCK), &lst);
+		st = mds_sid_find(c, &a->locker.locker4_u.lock_owner.lock_stateid, MDS_STM(MDS_ST_LOCK), &lst);
 		if (st)
 			return st;
 		if (!lst->file || lst->file->fileid != c->cfh.fileid)
@@ -254,7 +247,6 @@ nfsstat4 mds_op_locku(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	stateid4 *out = &res->nfs_resop4_u.oplocku.LOCKU4res_u.lock_stateid;
 	struct mds_stateid *lst;
 	uint64_t end;
-	stateid4 sid;
 	nfsstat4 st;
 
 	if (a->locktype < READ_LT || a->locktype > WRITEW_LT)
@@ -262,10 +254,7 @@ nfsstat4 mds_op_locku(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	st = lock_range(a->offset, a->length, &end);
 	if (st)
 		return st;
-	st = mds_sid_resolve(c, &a->lock_stateid, &sid);
-	if (st)
-		return st;
-	st = mds_sid_lookup(c, &sid, MDS_STM(MDS_ST_LOCK), &lst);
+	st = mds_sid_find(c, &a->lock_stateid, MDS_STM(MDS_ST_LOCK), &lst);
 	if (st)
 		return st;
 	if (!lst->file || lst->file->fileid != c->cfh.fileid)

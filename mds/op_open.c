@@ -354,12 +354,8 @@ out:
 
 static nfsstat4 open_stateid_on_cfh(struct mds_compound *c, const stateid4 *in, struct mds_stateid **out)
 {
-	stateid4 sid;
-	nfsstat4 st = mds_sid_resolve(c, in, &sid);
+	nfsstat4 st = mds_sid_find(c, in, MDS_STM(MDS_ST_OPEN), out);
 
-	if (st)
-		return st;
-	st = mds_sid_lookup(c, &sid, MDS_STM(MDS_ST_OPEN), out);
 	if (st)
 		return st;
 	if (!(*out)->file || (*out)->file->fileid != c->cfh.fileid)
@@ -422,14 +418,10 @@ nfsstat4 mds_op_delegreturn(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 
 {
 	DELEGRETURN4args *a = &arg->nfs_argop4_u.opdelegreturn;
 	struct mds_stateid *st;
-	stateid4 sid;
 	nfsstat4 s;
 	(void)res;
 
-	s = mds_sid_resolve(c, &a->deleg_stateid, &sid);
-	if (s)
-		return s;
-	s = mds_sid_lookup(c, &sid, MDS_STM(MDS_ST_DELEG), &st);
+	s = mds_sid_find(c, &a->deleg_stateid, MDS_STM(MDS_ST_DELEG), &st);
 	if (s)
 		return s;
 	if (!st->file || st->file->fileid != c->cfh.fileid)

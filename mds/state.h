@@ -81,6 +81,8 @@ nfsstat4 mds_sid_resolve(struct mds_compound *c, const stateid4 *in, stateid4 *o
  * COMPOUND's client, with seqid rules (0 = current; older: OLD_STATEID; newer: BAD_STATEID). */
 nfsstat4 mds_sid_lookup(struct mds_compound *c, const stateid4 *sid, unsigned type_mask,
 			struct mds_stateid **out);
+/* mds_sid_resolve() then mds_sid_lookup(): the state a stateid argument names. */
+nfsstat4 mds_sid_find(struct mds_compound *c, const stateid4 *in, unsigned type_mask, struct mds_stateid **out);
 /* The stateid of a READ, WRITE or SETATTR(size) on the current file: special stateids are
  * checked against share reservations; *st gets the state (NULL for special ones). */
 nfsstat4 mds_sid_check_io(struct mds_compound *c, const stateid4 *sid, uint64_t fileid, int write,

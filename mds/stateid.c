@@ -66,6 +66,14 @@ nfsstat4 mds_sid_lookup(struct mds_compound *c, const stateid4 *sid, unsigned ty
 	return NFS4_OK;
 }
 
+nfsstat4 mds_sid_find(struct mds_compound *c, const stateid4 *in, unsigned type_mask, struct mds_stateid **out)
+{
+	stateid4 sid;
+	nfsstat4 st = mds_sid_resolve(c, in, &sid);
+
+	return st ? st : mds_sid_lookup(c, &sid, type_mask, out);
+}
+
 nfsstat4 mds_sid_check_io(struct mds_compound *c, const stateid4 *in, uint64_t fileid, int write,
 			  struct mds_stateid **out)
 {
