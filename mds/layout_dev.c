@@ -101,12 +101,7 @@ static int scsi_volume(struct mds_server *srv, uint64_t key, struct blkmap_vol *
 		if (rc)
 			goto fail;
 	}
-	if (f->volume_type == MDS_VOL_STRIPE)
-		rc = blkmap_vol_add_stripe(vol, f->stripe_unit_bytes, slices, f->nluns, &top);
-	else
-		rc = blkmap_vol_add_concat(vol, slices, f->nluns, &top);
-	if (!rc)
-		rc = blkmap_vol_validate(vol);
+	rc = mds_pool_volume_top(vol, f, slices, &top);
 	if (rc)
 		goto fail;
 	*out = vol;

@@ -56,6 +56,18 @@ const char *mds_pool_lun_state_name(enum mds_pool_lun_state s)
 
 /* ---- the volume --------------------------------------------------------------------------------- */
 
+int mds_pool_volume_top(struct blkmap_vol *vol, const struct mds_store_format *f, const uint32_t *slices,
+			uint32_t *top)
+{
+	int rc;
+
+	if (f->volume_type == MDS_VOL_STRIPE)
+		rc = blkmap_vol_add_stripe(vol, f->stripe_unit_bytes, slices, f->nluns, top);
+	else
+		rc = blkmap_vol_add_concat(vol, slices, f->nluns, top);
+	return rc ? rc : blkmap_vol_validate(vol);
+}
+
 int mds_pool_volume_build(const struct mds_store_format *f, struct blkmap_vol **out, char *err,
 			  size_t errlen)
 {
@@ -89,12 +101,7 @@ int mds_pool_volume_build(const struct mds_store_format *f, struct blkmap_vol **
 		if (rc)
 			goto fail;
 	}
-	if (f->volume_type == MDS_VOL_STRIPE)
-		rc = blkmap_vol_add_stripe(vol, f->stripe_unit_bytes, slices, f->nluns, NULL);
-	else
-		rc = blkmap_vol_add_concat(vol, slices, f->nluns, NULL);
-	if (!rc)
-		rc = blkmap_vol_validate(vol);
+	rc = mds_pool_volume_top(vol, f, slices, NULL);
 	if (rc)
 		goto fail;
 	*out = vol;
@@ -986,18 +993,11 @@ int mds_pool_volume_xdr_write(const char *dir, const struct mds_store_format *f,
 		rc = proto_errf(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
+	errno = 0;
 	if (fwrite(da.da_addr_body.da_addr_body_val, 1, da.da_addr_body.da_addr_body_len, fp) !=
-		    da.da_addr_body.da_addr_body_len ||
-	    fflush(fp) || fsync(fileno(fp)))
+	    da.da_addr_body.da_addr_body_len)
 		rc = errno ? -errno : -EIO;
-	if (fclose(fp) && !rc)
-		rc = -errno;
-	if (!rc && rename(tmp, path))
-		rc = -errno;
-	if (rc) {
-		unlink(tmp);
-		proto_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
-	}
+	rc = mds_pool_file_commit(fp, rc, tmp, path, err, errlen);
 out:
 	proto_device_addr_free(&da);
 	return rc;

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ---- CRC32C (Castagnoli), as iSCSI uses it --------------------------------------------------- */
 
@@ -125,6 +126,9 @@ int mds_pool_conf_read(const char *dir, struct mds_pool_conf *out, char *err, si
 /* Write DIR/pool.conf (atomically: a temporary file renamed, mode 0600). */
 int mds_pool_conf_write(const char *dir, const struct mds_pool_conf *conf, char *err, size_t errlen);
 void mds_pool_conf_free(struct mds_pool_conf *conf);
+/* Finish a pool file written to tmp (f open on it; rc the writer's status so far): flushed to disk,
+ * closed and renamed over path; on any failure removed, with err naming path. Returns 0 or -errno. */
+int mds_pool_file_commit(FILE *f, int rc, const char *tmp, const char *path, char *err, size_t errlen);
 
 /* ---- the pool volume ------------------------------------------------------------------------- */
 
@@ -138,6 +142,11 @@ struct blkmap_vol;
  * with err. */
 int mds_pool_volume_build(const struct mds_store_format *f, struct blkmap_vol **out, char *err,
 			  size_t errlen);
+/* The pool volume's top over the slices of its LUNs (slices[0..f->nluns)), stripe or concat as the
+ * format says (its index in *top when top is not NULL), and the whole volume validated. Returns 0
+ * or -errno (blkmap_vol_errstr says why). */
+int mds_pool_volume_top(struct blkmap_vol *vol, const struct mds_store_format *f, const uint32_t *slices,
+			uint32_t *top);
 #define MDS_POOL_VOL_SIMPLE(i) (2u * (i))
 #define MDS_POOL_VOL_SLICE(i) (2u * (i) + 1u)
 

@@ -187,8 +187,14 @@ int mds_pool_conf_write(const char *dir, const struct mds_pool_conf *c, char *er
 	}
 	for (uint32_t i = 0; i < c->nluns; i++)
 		fprintf(f, "lun %u %s\n", i, c->urls[i]);
-	if (fflush(f) || fsync(fileno(f)))
-		rc = -errno;
+	return mds_pool_file_commit(f, 0, tmp, path, err, errlen);
+}
+
+int mds_pool_file_commit(FILE *f, int rc, const char *tmp, const char *path, char *err, size_t errlen)
+{
+	errno = 0;
+	if (!rc && (fflush(f) || fsync(fileno(f))))
+		rc = errno ? -errno : -EIO;
 	if (fclose(f) && !rc)
 		rc = -errno;
 	if (!rc && rename(tmp, path))
