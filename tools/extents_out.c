@@ -244,6 +244,16 @@ static void json_extent(FILE *o, const struct tool_map *m, size_t i, unsigned fl
 	fprintf(o, "}");
 }
 
+/* ,"key": and s as a JSON string; an empty s is null when empty_null. */
+static void json_field(FILE *o, const char *key, const char *s, int empty_null)
+{
+	fprintf(o, ",\"%s\":", key);
+	if (empty_null && !s[0])
+		fprintf(o, "null");
+	else
+		proto_json_str(o, s);
+}
+
 void tool_map_print_json(FILE *o, const struct tool_map *m, unsigned flags)
 {
 	struct tool_stats s;
@@ -252,23 +262,13 @@ void tool_map_print_json(FILE *o, const struct tool_map *m, unsigned flags)
 	tool_map_stats(m, &s, ls);
 	fprintf(o, "{\"source\":");
 	proto_json_str(o, m->source);
-	fprintf(o, ",\"where\":");
-	proto_json_str(o, m->where);
-	fprintf(o, ",\"path\":");
-	if (m->path[0])
-		proto_json_str(o, m->path);
-	else
-		fprintf(o, "null");
+	json_field(o, "where", m->where, 0);
+	json_field(o, "path", m->path, 1);
 	fprintf(o, ",\"fileid\":%" PRIu64 ",\"size\":%" PRIu64 ",\"block_bytes\":%u", m->fileid, m->size,
 		m->block_bytes);
 	fprintf(o, ",\"range\":{\"offset\":%" PRIu64 ",\"length\":%" PRIu64 "}", m->range_off, m->range_len);
-	fprintf(o, ",\"volume\":");
-	proto_json_str(o, m->vol_desc);
-	fprintf(o, ",\"note\":");
-	if (m->note[0])
-		proto_json_str(o, m->note);
-	else
-		fprintf(o, "null");
+	json_field(o, "volume", m->vol_desc, 0);
+	json_field(o, "note", m->note, 1);
 	fprintf(o, ",\"luns\":[");
 	for (uint32_t i = 0; i < m->nluns; i++) {
 		fprintf(o, "%s{\"lun\":%u,\"leaf\":%u,\"device\":", i ? "," : "", i, m->luns[i].leaf);
@@ -280,11 +280,7 @@ void tool_map_print_json(FILE *o, const struct tool_map *m, unsigned flags)
 				ls[i].extents, ls[i].pieces);
 		if (ls && ls[i].pieces)
 			fprintf(o, ",\"lba_first\":%" PRIu64 ",\"lba_last\":%" PRIu64, ls[i].lba_min, ls[i].lba_max);
-		fprintf(o, ",\"problem\":");
-		if (m->luns[i].why[0])
-			proto_json_str(o, m->luns[i].why);
-		else
-			fprintf(o, "null");
+		json_field(o, "problem", m->luns[i].why, 1);
 		fprintf(o, "}");
 	}
 	fprintf(o, "],\"extents\":[");
