@@ -2,6 +2,7 @@
  * Each is a pure function of its arguments, so any part and any program may use it. */
 #include "proto/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -51,23 +52,13 @@ int proto_parse_size(const char *s, uint64_t *out)
 	v = strtoull(s, &end, 0);
 	if (errno || end == s)
 		return -EINVAL;
-	switch (*end) {
-	case '\0':
-		break;
-	case 'k': case 'K':
-		shift = 10;
-		break;
-	case 'm': case 'M':
-		shift = 20;
-		break;
-	case 'g': case 'G':
-		shift = 30;
-		break;
-	case 't': case 'T':
-		shift = 40;
-		break;
-	default:
-		return -EINVAL;
+	if (*end) {
+		/* K, M, G, T: 2^10, 2^20, 2^30, 2^40 */
+		static const char units[] = "KMGT";
+		const char *u = strchr(units, toupper((unsigned char)*end));
+		if (!u)
+			return -EINVAL;
+		shift = 10 * (unsigned)(u - units + 1);
 	}
 	if (shift) {
 		end++;
