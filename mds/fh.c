@@ -108,6 +108,17 @@ nfsstat4 mds_sfh_inode(struct mds_compound *c, struct mds_inode *ino)
 	return fh_inode(c, &c->sfh, ino);
 }
 
+nfsstat4 mds_cfh_dir(struct mds_compound *c, struct mds_inode *dir, int symlink_err)
+{
+	nfsstat4 st = mds_cfh_inode(c, dir);
+
+	if (st)
+		return st;
+	if (dir->type == MDS_FT_DIR)
+		return NFS4_OK;
+	return symlink_err && dir->type == MDS_FT_LNK ? NFS4ERR_SYMLINK : NFS4ERR_NOTDIR;
+}
+
 int mds_may(const struct mds_cred *cred, const struct mds_inode *ino, unsigned want)
 {
 	unsigned bits;
@@ -194,4 +205,11 @@ nfsstat4 mds_check_name(const component4 *name)
 	if (!utf8_valid((const unsigned char *)p, n))
 		return NFS4ERR_INVAL;
 	return NFS4_OK;
+}
+
+nfsstat4 mds_check_lookup_name(const component4 *name)
+{
+	nfsstat4 st = mds_check_name(name);
+
+	return st == NFS4ERR_BADNAME ? NFS4ERR_NOENT : st;
 }

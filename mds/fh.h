@@ -18,6 +18,10 @@ nfsstat4 mds_cfh_set(struct mds_compound *c, uint64_t fileid);
  * NFS4ERR_SERVERFAULT. */
 nfsstat4 mds_cfh_inode(struct mds_compound *c, struct mds_inode *ino);
 nfsstat4 mds_sfh_inode(struct mds_compound *c, struct mds_inode *ino);
+/* The current filehandle's inode, which must be a directory: as mds_cfh_inode(), then for what is
+ * not a directory NFS4ERR_NOTDIR, or NFS4ERR_SYMLINK for a symbolic link when symlink_err (LOOKUP,
+ * LOOKUPP and OPEN by name say so, RFC 8881 §18.13.3). */
+nfsstat4 mds_cfh_dir(struct mds_compound *c, struct mds_inode *dir, int symlink_err);
 
 /* Permission bits a caller wants. */
 #define MDS_MAY_READ 4
@@ -34,5 +38,7 @@ nfsstat4 mds_check_writable_export(const struct mds_compound *c);
 /* A component name as NFSv4 wants it: NFS4ERR_INVAL (empty), NFS4ERR_NAMETOOLONG, NFS4ERR_BADNAME
  * ("." / ".." / a '/' or NUL inside), NFS4ERR_BADCHAR (not UTF-8). */
 nfsstat4 mds_check_name(const component4 *name);
+/* A name to look up: as mds_check_name(), but "." and "..", which are no entries, are NFS4ERR_NOENT. */
+nfsstat4 mds_check_lookup_name(const component4 *name);
 
 #endif

@@ -159,6 +159,39 @@ static void note_orphan(struct mds_server *srv, uint64_t fileid)
 		f->orphaned = 1;
 }
 
+/* Before name in dir loses its file (REMOVE, or RENAME over it): other clients' delegations of the
+ * file are recalled first (their caches), and *flags get what the store must keep: the orphan of a
+ * file still open, blocks that layouts still cover. NFS4ERR_DELAY while a recall runs. */
+static nfsstat4 before_unlink(struct mds_compound *c, const struct mds_inode *dir, const component4 *name,
+			      unsigned *flags)
+{
+	struct mds_file *f;
+	uint64_t victim;
+
+	if (mds_ns_lookup(c->txn, dir->fileid, name->utf8string_val, name->utf8string_len, &victim) != 0)
+		return NFS4_OK;
+	f = mds_file_find(c->srv, victim);
+	if (f && mds_deleg_break(c, f, 0) != NFS4_OK)
+		return NFS4ERR_DELAY;
+	if (file_is_open(c->srv, victim))
+		*flags |= MDS_KEEP_ORPHAN;
+	if (f)
+		*flags |= mds_layout_free_flags(c->srv, f, 0);
+	return NFS4_OK;
+}
+
+/* After a REMOVE, or a RENAME over an existing name, took fileid's last name: an orphan (still
+ * open) is noted, its layouts learn it is gone, and the blocks it freed go to the layout code,
+ * which reuses them once no layout covers them. */
+static void gone(struct mds_compound *c, uint64_t fileid, int orphaned, int destroyed, struct mds_ranges *freed)
+{
+	if (orphaned)
+		note_orphan(c->srv, fileid);
+	mds_layout_removed(c->srv, fileid, destroyed);
+	if (freed->n)
+		mds_layout_blocks_freed(c->srv, fileid, 0, freed);
+}
+
 nfsstat4 mds_op_remove(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	REMOVE4args *a = &arg->nfs_argop4_u.opremove;
@@ -166,7 +199,6 @@ nfsstat4 mds_op_remove(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	struct mds_unlink_result ur;
 	struct mds_ranges freed = { 0 };
 	struct mds_inode dir;
-	uint64_t victim = 0;
 	unsigned flags = 0;
 	nfsstat4 st;
 	int rc;
@@ -174,24 +206,15 @@ nfsstat4 mds_op_remove(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	st = writable_dir(c, 0, &dir);
 	if (st)
 		return st;
-	st = mds_check_name(&a->target);
-	if (st == NFS4ERR_BADNAME)
-		return NFS4ERR_NOENT;
+	st = mds_check_lookup_name(&a->target);
 	if (st)
 		return st;
 	st = sticky_ok(c, &dir, c->txn, &a->target);
 	if (st)
 		return st;
-	if (mds_ns_lookup(c->txn, dir.fileid, a->target.utf8string_val, a->target.utf8string_len, &victim) == 0) {
-		struct mds_file *f = mds_file_find(c->srv, victim);
-		/* Other clients' delegations of the file are recalled first (their caches). */
-		if (f && mds_deleg_break(c, f, 0) != NFS4_OK)
-			return NFS4ERR_DELAY;
-		if (file_is_open(c->srv, victim))
-			flags |= MDS_KEEP_ORPHAN;
-		if (f)
-			flags |= mds_layout_free_flags(c->srv, f, 0);
-	}
+	st = before_unlink(c, &dir, &a->target, &flags);
+	if (st)
+		return st;
 	rc = mds_ns_unlink(c->txn, dir.fileid, a->target.utf8string_val, a->target.utf8string_len, flags, &freed,
 			   &ur);
 	if (rc) {
@@ -199,11 +222,7 @@ nfsstat4 mds_op_remove(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 		return mds_errno_to_nfs(rc);
 	}
 	mds_compound_dirty(c);
-	if (ur.orphaned)
-		note_orphan(c->srv, ur.fileid);
-	mds_layout_removed(c->srv, ur.fileid, ur.destroyed);
-	if (freed.n)
-		mds_layout_blocks_freed(c->srv, ur.fileid, 0, &freed);
+	gone(c, ur.fileid, ur.orphaned, ur.destroyed, &freed);
 	mds_ranges_free(&freed);
 	cinfo(&ok->cinfo, &ur.dir);
 	return NFS4_OK;
@@ -216,7 +235,6 @@ nfsstat4 mds_op_rename(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	struct mds_rename_result rr;
 	struct mds_ranges freed = { 0 };
 	struct mds_inode sdir, ddir;
-	uint64_t victim;
 	unsigned flags = 0;
 	nfsstat4 st;
 	int rc;
@@ -249,15 +267,9 @@ nfsstat4 mds_op_rename(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 				return NFS4ERR_DELAY;
 		}
 	}
-	if (mds_ns_lookup(c->txn, ddir.fileid, a->newname.utf8string_val, a->newname.utf8string_len, &victim) == 0) {
-		struct mds_file *f = mds_file_find(c->srv, victim);
-		if (f && mds_deleg_break(c, f, 0) != NFS4_OK)
-			return NFS4ERR_DELAY;
-		if (file_is_open(c->srv, victim))
-			flags |= MDS_KEEP_ORPHAN;
-		if (f)
-			flags |= mds_layout_free_flags(c->srv, f, 0);
-	}
+	st = before_unlink(c, &ddir, &a->newname, &flags);
+	if (st)
+		return st;
 	rc = mds_ns_rename(c->txn, sdir.fileid, a->oldname.utf8string_val, a->oldname.utf8string_len, ddir.fileid,
 			   a->newname.utf8string_val, a->newname.utf8string_len, flags, &freed, &rr);
 	if (rc) {
@@ -265,13 +277,8 @@ nfsstat4 mds_op_rename(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 		return mds_errno_to_nfs(rc);
 	}
 	mds_compound_dirty(c);
-	if (rr.replaced) {
-		if (rr.replaced_orphaned)
-			note_orphan(c->srv, rr.replaced);
-		mds_layout_removed(c->srv, rr.replaced, rr.replaced_destroyed);
-		if (freed.n)
-			mds_layout_blocks_freed(c->srv, rr.replaced, 0, &freed);
-	}
+	if (rr.replaced)
+		gone(c, rr.replaced, rr.replaced_orphaned, rr.replaced_destroyed, &freed);
 	mds_ranges_free(&freed);
 	cinfo(&ok->source_cinfo, &rr.src_dir);
 	cinfo(&ok->target_cinfo, &rr.dst_dir);
@@ -404,11 +411,9 @@ nfsstat4 mds_op_readdir(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res
 	nfsstat4 st;
 	int rc;
 
-	st = mds_cfh_inode(c, &dir);
+	st = mds_cfh_dir(c, &dir, 0);
 	if (st)
 		return st;
-	if (dir.type != MDS_FT_DIR)
-		return NFS4ERR_NOTDIR;
 	st = mds_check_access(c, &dir, MDS_MAY_READ);
 	if (st)
 		return st;

@@ -99,16 +99,10 @@ nfsstat4 mds_op_lookup(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	int rc;
 	(void)res;
 
-	st = mds_cfh_inode(c, &dir);
+	st = mds_cfh_dir(c, &dir, 1);
 	if (st)
 		return st;
-	if (dir.type == MDS_FT_LNK)
-		return NFS4ERR_SYMLINK;
-	if (dir.type != MDS_FT_DIR)
-		return NFS4ERR_NOTDIR;
-	st = mds_check_name(&a->objname);
-	if (st == NFS4ERR_BADNAME)
-		return NFS4ERR_NOENT; /* "." and ".." are not entries */
+	st = mds_check_lookup_name(&a->objname);
 	if (st)
 		return st;
 	st = mds_check_access(c, &dir, MDS_MAY_EXEC);
@@ -128,13 +122,9 @@ nfsstat4 mds_op_lookupp(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res
 	(void)arg;
 	(void)res;
 
-	st = mds_cfh_inode(c, &ino);
+	st = mds_cfh_dir(c, &ino, 1);
 	if (st)
 		return st;
-	if (ino.type == MDS_FT_LNK)
-		return NFS4ERR_SYMLINK;
-	if (ino.type != MDS_FT_DIR)
-		return NFS4ERR_NOTDIR;
 	if (ino.fileid == c->srv->root_fileid)
 		return NFS4ERR_NOENT; /* the root has no parent in this server's namespace */
 	st = mds_check_access(c, &ino, MDS_MAY_EXEC);
@@ -167,14 +157,10 @@ nfsstat4 mds_op_secinfo(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res
 	nfsstat4 st;
 	int rc;
 
-	st = mds_cfh_inode(c, &dir);
+	st = mds_cfh_dir(c, &dir, 0);
 	if (st)
 		return st;
-	if (dir.type != MDS_FT_DIR)
-		return NFS4ERR_NOTDIR;
-	st = mds_check_name(&a->name);
-	if (st == NFS4ERR_BADNAME)
-		return NFS4ERR_NOENT;
+	st = mds_check_lookup_name(&a->name);
 	if (st)
 		return st;
 	rc = mds_ns_lookup(c->txn, dir.fileid, a->name.utf8string_val, a->name.utf8string_len, &child);

@@ -65,13 +65,9 @@ static nfsstat4 open_by_name(struct mds_compound *c, OPEN4args *a, const compone
 	nfsstat4 st;
 	int rc, create = a->openhow.opentype == OPEN4_CREATE;
 
-	st = mds_cfh_inode(c, &dir);
+	st = mds_cfh_dir(c, &dir, 1);
 	if (st)
 		return st;
-	if (dir.type == MDS_FT_LNK)
-		return NFS4ERR_SYMLINK;
-	if (dir.type != MDS_FT_DIR)
-		return NFS4ERR_NOTDIR;
 	st = mds_check_name(name);
 	if (st == NFS4ERR_BADNAME && !create)
 		return NFS4ERR_NOENT;
