@@ -216,28 +216,36 @@ static int submit(struct mds_server *srv, struct mds_session *s, struct mds_cb_c
 	return 0;
 }
 
-int mds_cb_null(struct mds_server *srv, struct mds_session *s, mds_cb_done_fn *done, void *arg)
+/* A new callback that reports to done(arg); NULL when out of memory. */
+static struct mds_cb_call *call_new(mds_cb_done_fn *done, void *arg)
 {
 	struct mds_cb_call *call = calloc(1, sizeof(*call));
+
+	if (call) {
+		call->done = done;
+		call->arg = arg;
+	}
+	return call;
+}
+
+int mds_cb_null(struct mds_server *srv, struct mds_session *s, mds_cb_done_fn *done, void *arg)
+{
+	struct mds_cb_call *call = call_new(done, arg);
 
 	if (!call)
 		return -ENOMEM;
 	call->is_null = 1;
-	call->done = done;
-	call->arg = arg;
 	return submit(srv, s, call);
 }
 
 int mds_cb_compound(struct mds_server *srv, struct mds_session *s, const nfs_cb_argop4 *ops, unsigned nops,
 		    mds_cb_done_fn *done, void *arg)
 {
-	struct mds_cb_call *call = calloc(1, sizeof(*call));
+	struct mds_cb_call *call = call_new(done, arg);
 
 	if (!call)
 		return -ENOMEM;
 	call->uses_slot = 1;
-	call->done = done;
-	call->arg = arg;
 	for (unsigned i = 0; i < nops; i++) {
 		void *buf;
 		size_t len;
