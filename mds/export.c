@@ -104,6 +104,18 @@ static int parse_options(const char *opts, struct mds_export_rule *r, char *err,
 	return 0;
 }
 
+/* The n bytes at src as a string in dst (size bytes), or -EINVAL with "<what> too long". */
+static int copy_word(char *dst, size_t size, const char *src, size_t n, const char *what, char *err, size_t errlen)
+{
+	if (n >= size) {
+		snprintf(err, errlen, "%s too long", what);
+		return -EINVAL;
+	}
+	memcpy(dst, src, n);
+	dst[n] = 0;
+	return 0;
+}
+
 int mds_export_parse_rule(const char *text, struct mds_export_rule *out, char *err, size_t errlen)
 {
 	char clients[160];
@@ -122,13 +134,9 @@ int mds_export_parse_rule(const char *text, struct mds_export_rule *out, char *e
 		snprintf(err, errlen, "empty export rule (expected CLIENTS [OPTIONS])");
 		return -EINVAL;
 	}
-	if (n >= sizeof(clients)) {
-		snprintf(err, errlen, "client network too long");
-		return -EINVAL;
-	}
-	memcpy(clients, p, n);
-	clients[n] = 0;
-	rc = parse_clients(clients, out, err, errlen);
+	rc = copy_word(clients, sizeof(clients), p, n, "client network", err, errlen);
+	if (!rc)
+		rc = parse_clients(clients, out, err, errlen);
 	if (rc)
 		return rc;
 	opts = p + n;
@@ -144,13 +152,9 @@ int mds_export_parse_rule(const char *text, struct mds_export_rule *out, char *e
 			return -EINVAL;
 		}
 		char o[160];
-		if (olen >= sizeof(o)) {
-			snprintf(err, errlen, "export options too long");
-			return -EINVAL;
-		}
-		memcpy(o, opts, olen);
-		o[olen] = 0;
-		rc = parse_options(o, out, err, errlen);
+		rc = copy_word(o, sizeof(o), opts, olen, "export options", err, errlen);
+		if (!rc)
+			rc = parse_options(o, out, err, errlen);
 		if (rc)
 			return rc;
 	}
