@@ -333,18 +333,12 @@ int blkmap_vol_parse_text(const char *text, struct blkmap_vol **out, char *err, 
 
 static const char *desig_type_name(int t)
 {
-	switch (t) {
-	case BLKMAP_DESIG_NAA:
-		return "naa";
-	case BLKMAP_DESIG_T10:
-		return "t10";
-	case BLKMAP_DESIG_EUI64:
-		return "eui64";
-	case BLKMAP_DESIG_NAME:
-		return "name";
-	default:
-		return "vendor";
-	}
+	static const char *const names[] = {
+		[BLKMAP_DESIG_NAA] = "naa", [BLKMAP_DESIG_T10] = "t10", [BLKMAP_DESIG_EUI64] = "eui64",
+		[BLKMAP_DESIG_NAME] = "name",
+	};
+
+	return (unsigned)t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] : "vendor";
 }
 
 static const char *code_set_name(int c)

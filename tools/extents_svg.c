@@ -22,16 +22,11 @@
 
 static const char *state_colour(int state)
 {
-	switch (state) {
-	case TOOL_EXT_READ_WRITE:
-		return "#2e7d32";
-	case TOOL_EXT_READ:
-		return "#1565c0";
-	case TOOL_EXT_INVALID:
-		return "#ef6c00";
-	default:
-		return "#bdbdbd";
-	}
+	static const char *const colours[] = {
+		[TOOL_EXT_READ_WRITE] = "#2e7d32", [TOOL_EXT_READ] = "#1565c0", [TOOL_EXT_INVALID] = "#ef6c00",
+	};
+
+	return (unsigned)state < sizeof(colours) / sizeof(colours[0]) && colours[state] ? colours[state] : "#bdbdbd";
 }
 
 /* Distinct colours: a hand-picked set, then hues spread by the golden angle. */
