@@ -26,6 +26,23 @@ static nfsstat4 lock_range(uint64_t offset, uint64_t length, uint64_t *end)
 	return NFS4_OK;
 }
 
+/* A lock type and range as LOCK, LOCKT and LOCKU take them; *end gets the range's end. */
+static nfsstat4 lock_args(nfs_lock_type4 type, uint64_t offset, uint64_t length, uint64_t *end)
+{
+	if (type < READ_LT || type > WRITEW_LT)
+		return NFS4ERR_INVAL;
+	return lock_range(offset, length, end);
+}
+
+/* LOCK and LOCKT: a client's session, then the lock type and range. */
+static nfsstat4 lock_start(const struct mds_compound *c, nfs_lock_type4 type, uint64_t offset, uint64_t length,
+			   uint64_t *end)
+{
+	if (!c->clp)
+		return NFS4ERR_OP_NOT_IN_SESSION;
+	return lock_args(type, offset, length, end);
+}
+
 static uint64_t lock_end(const struct mds_lock *l)
 {
 	return l->length == NFS4_UINT64_MAX ? END_OF_FILE : l->offset + l->length;
@@ -148,11 +165,7 @@ nfsstat4 mds_op_lock(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	int write = is_write(a->locktype);
 	nfsstat4 st;
 
-	if (!c->clp)
-		return NFS4ERR_OP_NOT_IN_SESSION;
-	if (a->locktype < READ_LT || a->locktype > WRITEW_LT)
-		return NFS4ERR_INVAL;
-	st = lock_range(a->offset, a->length, &end);
+	st = lock_start(c, a->locktype, a->offset, a->length, &end);
 	if (st)
 		return st;
 	st = grace_check(c, a->reclaim);
@@ -162,11 +175,9 @@ nfsstat4 mds_op_lock(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 		open_to_lock_owner4 *o = &a->locker.locker4_u.open_owner;
 		struct mds_owner *ow;
 
-		st = mds_sid_find(c, &o->open_stateid, MDS_STM(MDS_ST_OPEN), &open);
+		st = mds_sid_find_cfh(c, &o->open_stateid, MDS_STM(MDS_ST_OPEN), &open);
 		if (st)
 			return st;
-		if (!open->file || open->file->fileid != c->cfh.fileid)
-			return NFS4ERR_BAD_STATEID;
 		ow = mds_owner_get(srv, c->clp, 1, o->lock_owner.owner.owner_val, o->lock_owner.owner.owner_len, 1);
 		if (!ow)
 			return NFS4ERR_RESOURCE;
@@ -179,11 +190,9 @@ nfsstat4 mds_op_lock(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 			lst->seqid = 0; /* bumped to 1 below */
 		}
 	} else {
-		st = mds_sid_find(c, &a->locker.locker4_u.lock_owner.lock_stateid, MDS_STM(MDS_ST_LOCK), &lst);
+		st = mds_sid_find_cfh(c, &a->locker.locker4_u.lock_owner.lock_stateid, MDS_STM(MDS_ST_LOCK), &lst);
 		if (st)
 			return st;
-		if (!lst->file || lst->file->fileid != c->cfh.fileid)
-			return NFS4ERR_BAD_STATEID;
 		open = lst->open;
 	}
 	/* The lock type must fit the open's access (RFC 8881 §18.10.4). */
@@ -220,11 +229,7 @@ nfsstat4 mds_op_lockt(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	uint64_t end;
 	nfsstat4 st;
 
-	if (!c->clp)
-		return NFS4ERR_OP_NOT_IN_SESSION;
-	if (a->locktype < READ_LT || a->locktype > WRITEW_LT)
-		return NFS4ERR_INVAL;
-	st = lock_range(a->offset, a->length, &end);
+	st = lock_start(c, a->locktype, a->offset, a->length, &end);
 	if (st)
 		return st;
 	if (c->srv->in_grace)
@@ -249,16 +254,12 @@ nfsstat4 mds_op_locku(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	uint64_t end;
 	nfsstat4 st;
 
-	if (a->locktype < READ_LT || a->locktype > WRITEW_LT)
-		return NFS4ERR_INVAL;
-	st = lock_range(a->offset, a->length, &end);
+	st = lock_args(a->locktype, a->offset, a->length, &end);
 	if (st)
 		return st;
-	st = mds_sid_find(c, &a->lock_stateid, MDS_STM(MDS_ST_LOCK), &lst);
+	st = mds_sid_find_cfh(c, &a->lock_stateid, MDS_STM(MDS_ST_LOCK), &lst);
 	if (st)
 		return st;
-	if (!lst->file || lst->file->fileid != c->cfh.fileid)
-		return NFS4ERR_BAD_STATEID;
 	if (unlock_range(lst->file, lst, a->offset, end) != 0)
 		return NFS4ERR_RESOURCE;
 	mds_stateid_bump(lst);

@@ -348,17 +348,6 @@ out:
 	return st;
 }
 
-static nfsstat4 open_stateid_on_cfh(struct mds_compound *c, const stateid4 *in, struct mds_stateid **out)
-{
-	nfsstat4 st = mds_sid_find(c, in, MDS_STM(MDS_ST_OPEN), out);
-
-	if (st)
-		return st;
-	if (!(*out)->file || (*out)->file->fileid != c->cfh.fileid)
-		return NFS4ERR_BAD_STATEID;
-	return NFS4_OK;
-}
-
 nfsstat4 mds_op_open_downgrade(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 {
 	OPEN_DOWNGRADE4args *a = &arg->nfs_argop4_u.opopen_downgrade;
@@ -367,7 +356,7 @@ nfsstat4 mds_op_open_downgrade(struct mds_compound *c, nfs_argop4 *arg, nfs_reso
 	uint32_t access = a->share_access & SHARE_ACCESS_MASK, deny = a->share_deny;
 	nfsstat4 s;
 
-	s = open_stateid_on_cfh(c, &a->open_stateid, &st);
+	s = mds_sid_find_cfh(c, &a->open_stateid, MDS_STM(MDS_ST_OPEN), &st);
 	if (s)
 		return s;
 	if (access == 0 || access > OPEN4_SHARE_ACCESS_BOTH || deny > OPEN4_SHARE_DENY_BOTH)
@@ -398,7 +387,7 @@ nfsstat4 mds_op_close(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	struct mds_stateid *st;
 	nfsstat4 s;
 
-	s = open_stateid_on_cfh(c, &a->open_stateid, &st);
+	s = mds_sid_find_cfh(c, &a->open_stateid, MDS_STM(MDS_ST_OPEN), &st);
 	if (s)
 		return s;
 	/* RFC 8881 §18.2.4: the stateid returned is meaningless; send the invalid special one. */
@@ -417,11 +406,9 @@ nfsstat4 mds_op_delegreturn(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 
 	nfsstat4 s;
 	(void)res;
 
-	s = mds_sid_find(c, &a->deleg_stateid, MDS_STM(MDS_ST_DELEG), &st);
+	s = mds_sid_find_cfh(c, &a->deleg_stateid, MDS_STM(MDS_ST_DELEG), &st);
 	if (s)
 		return s;
-	if (!st->file || st->file->fileid != c->cfh.fileid)
-		return NFS4ERR_BAD_STATEID;
 	mds_stateid_free(c->srv, st);
 	return NFS4_OK;
 }

@@ -83,6 +83,9 @@ nfsstat4 mds_sid_lookup(struct mds_compound *c, const stateid4 *sid, unsigned ty
 			struct mds_stateid **out);
 /* mds_sid_resolve() then mds_sid_lookup(): the state a stateid argument names. */
 nfsstat4 mds_sid_find(struct mds_compound *c, const stateid4 *in, unsigned type_mask, struct mds_stateid **out);
+/* The same for state that must be on the current file (NFS4ERR_BAD_STATEID otherwise). */
+nfsstat4 mds_sid_find_cfh(struct mds_compound *c, const stateid4 *in, unsigned type_mask,
+			  struct mds_stateid **out);
 /* The stateid of a READ, WRITE or SETATTR(size) on the current file: special stateids are
  * checked against share reservations; *st gets the state (NULL for special ones). */
 nfsstat4 mds_sid_check_io(struct mds_compound *c, const stateid4 *sid, uint64_t fileid, int write,

@@ -74,6 +74,16 @@ nfsstat4 mds_sid_find(struct mds_compound *c, const stateid4 *in, unsigned type_
 	return st ? st : mds_sid_lookup(c, &sid, type_mask, out);
 }
 
+nfsstat4 mds_sid_find_cfh(struct mds_compound *c, const stateid4 *in, unsigned type_mask,
+			  struct mds_stateid **out)
+{
+	nfsstat4 st = mds_sid_find(c, in, type_mask, out);
+
+	if (st)
+		return st;
+	return (*out)->file && (*out)->file->fileid == c->cfh.fileid ? NFS4_OK : NFS4ERR_BAD_STATEID;
+}
+
 nfsstat4 mds_sid_check_io(struct mds_compound *c, const stateid4 *in, uint64_t fileid, int write,
 			  struct mds_stateid **out)
 {
