@@ -513,45 +513,42 @@ void bm_pool_service(struct blkmap_ctx *ctx)
 		complete_pool_cmd(c);
 }
 
+/* Move dev's commands from the pool list at *head (whose *tail is set again) to the chain *out, in
+ * their order. */
+static void take_dev_cmds(struct bm_cmd **head, struct bm_cmd **tail, const struct blkmap_dev *dev,
+			  struct bm_cmd **out)
+{
+	while (*out)
+		out = &(*out)->next;
+	for (struct bm_cmd **pp = head; *pp;) {
+		struct bm_cmd *c = *pp;
+		if (c->dev == dev) {
+			*pp = c->next;
+			c->next = NULL;
+			*out = c;
+			out = &c->next;
+		} else {
+			pp = &c->next;
+		}
+	}
+	*tail = NULL;
+	for (struct bm_cmd *c = *head; c; c = c->next)
+		*tail = c;
+}
+
 void bm_fdev_close(struct blkmap_dev *dev)
 {
 	struct bm_pool *p = &dev->ctx->pool;
-	struct bm_cmd *cancelled = NULL, **ctail = &cancelled, *done = NULL, **dtail = &done;
+	struct bm_cmd *cancelled = NULL, *done = NULL;
 
 	if (p->started) {
 		pthread_mutex_lock(&p->lock);
 		/* not yet picked up: cancel */
-		for (struct bm_cmd **pp = &p->todo_head; *pp;) {
-			struct bm_cmd *c = *pp;
-			if (c->dev == dev) {
-				*pp = c->next;
-				c->next = NULL;
-				*ctail = c;
-				ctail = &c->next;
-			} else {
-				pp = &c->next;
-			}
-		}
-		p->todo_tail = NULL;
-		for (struct bm_cmd *c = p->todo_head; c; c = c->next)
-			p->todo_tail = c;
+		take_dev_cmds(&p->todo_head, &p->todo_tail, dev, &cancelled);
 		/* being worked on: wait, a transfer to a local device always ends */
 		while (dev->pool_running > 0)
 			pthread_cond_wait(&p->done_cond, &p->lock);
-		for (struct bm_cmd **pp = &p->done_head; *pp;) {
-			struct bm_cmd *c = *pp;
-			if (c->dev == dev) {
-				*pp = c->next;
-				c->next = NULL;
-				*dtail = c;
-				dtail = &c->next;
-			} else {
-				pp = &c->next;
-			}
-		}
-		p->done_tail = NULL;
-		for (struct bm_cmd *c = p->done_head; c; c = c->next)
-			p->done_tail = c;
+		take_dev_cmds(&p->done_head, &p->done_tail, dev, &done);
 		pthread_mutex_unlock(&p->lock);
 	}
 	while (done) {
