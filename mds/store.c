@@ -489,6 +489,14 @@ static int fmt_check(const struct mds_store_format *f)
 
 static int write_format(struct mds_txn *t, const struct mds_store_format *f)
 {
+	/* a new store: the root (fileid 1) is its one file, fileids go on from 2, no space counted yet */
+	static const struct {
+		const char *key;
+		uint64_t value;
+	} counters[] = {
+		{ META_ROOT, 1 }, { META_NEXT_FILEID, 2 }, { META_BOOT, 0 }, { META_FREE, 0 },
+		{ META_USED, 0 }, { META_PENDING, 0 }, { META_FILES, 1 },
+	};
 	struct mds_store *st = t->st;
 	struct mds_inode root;
 	uint8_t lun[24];
@@ -515,20 +523,8 @@ static int write_format(struct mds_txn *t, const struct mds_store_format *f)
 		snprintf(key, sizeof(key), META_LUN_FMT, i);
 		rc = st_put(t, st->meta, key, strlen(key), lun, sizeof(lun), 0, "meta put");
 	}
-	if (!rc)
-		rc = st_meta_put_u64(t, META_ROOT, 1);
-	if (!rc)
-		rc = st_meta_put_u64(t, META_NEXT_FILEID, 2);
-	if (!rc)
-		rc = st_meta_put_u64(t, META_BOOT, 0);
-	if (!rc)
-		rc = st_meta_put_u64(t, META_FREE, 0);
-	if (!rc)
-		rc = st_meta_put_u64(t, META_USED, 0);
-	if (!rc)
-		rc = st_meta_put_u64(t, META_PENDING, 0);
-	if (!rc)
-		rc = st_meta_put_u64(t, META_FILES, 1);
+	for (size_t i = 0; !rc && i < sizeof(counters) / sizeof(counters[0]); i++)
+		rc = st_meta_put_u64(t, counters[i].key, counters[i].value);
 	if (rc)
 		return rc;
 	/* The whole volume starts free. */
