@@ -160,27 +160,46 @@ static int range_sane(struct checker *ck, const char *what, uint64_t off, uint64
 	return 1;
 }
 
+/* A record of a space index keyed by offset, its value starting with the length (vsize bytes):
+ * 1 with *off and *len, or 0 after reporting it malformed. */
+static int index_record(struct checker *ck, const MDB_val *k, const MDB_val *v, size_t vsize, const char *index,
+			uint64_t *off, uint64_t *len)
+{
+	if (k->mv_size != 8 || v->mv_size != vsize) {
+		problem(ck, "%s: malformed record", index);
+		return 0;
+	}
+	*off = be64_get(k->mv_data);
+	*len = be64_get(v->mv_data);
+	return 1;
+}
+
+/* Count a record of an index in offset order into r; returns whether there was one before it, with
+ * *prev_end where that one ended. */
+static int run_add(struct run *r, uint64_t off, uint64_t len, uint64_t *prev_end)
+{
+	int had = r->have_prev;
+
+	*prev_end = r->prev_end;
+	r->count++;
+	r->sum += len;
+	r->have_prev = 1;
+	r->prev_end = off + len;
+	return had;
+}
+
 static int walk_free(struct checker *ck, const MDB_val *k, const MDB_val *v)
 {
-	uint64_t off, len;
+	uint64_t off, len, prev_end;
 	uint8_t lk[16];
 	MDB_val lv;
 	int rc;
 
-	if (k->mv_size != 8 || v->mv_size != 8) {
-		problem(ck, "free_off: malformed record");
+	if (!index_record(ck, k, v, 8, "free_off", &off, &len))
 		return 0;
-	}
-	off = be64_get(k->mv_data);
-	len = be64_get(v->mv_data);
-	ck->free_run.count++;
-	ck->free_run.sum += len;
-	if (ck->free_run.have_prev && ck->free_run.prev_end >= off)
+	if (run_add(&ck->free_run, off, len, &prev_end) && prev_end >= off)
 		problem(ck, "free %llu+%llu: %s the previous free extent", (unsigned long long)off,
-			(unsigned long long)len,
-			ck->free_run.prev_end == off ? "not coalesced with" : "overlaps");
-	ck->free_run.have_prev = 1;
-	ck->free_run.prev_end = off + len;
+			(unsigned long long)len, prev_end == off ? "not coalesced with" : "overlaps");
 	if (!range_sane(ck, "free", off, len))
 		return 0;
 	be64_put(lk, len);
@@ -196,21 +215,13 @@ static int walk_free(struct checker *ck, const MDB_val *k, const MDB_val *v)
 
 static int walk_pending(struct checker *ck, const MDB_val *k, const MDB_val *v)
 {
-	uint64_t off, len;
+	uint64_t off, len, prev_end;
 
-	if (k->mv_size != 8 || v->mv_size != 16) {
-		problem(ck, "pending: malformed record");
+	if (!index_record(ck, k, v, 16, "pending", &off, &len))
 		return 0;
-	}
-	off = be64_get(k->mv_data);
-	len = be64_get(v->mv_data);
-	ck->pend_run.count++;
-	ck->pend_run.sum += len;
-	if (ck->pend_run.have_prev && ck->pend_run.prev_end > off)
+	if (run_add(&ck->pend_run, off, len, &prev_end) && prev_end > off)
 		problem(ck, "pending %llu+%llu overlaps the previous pending piece",
 			(unsigned long long)off, (unsigned long long)len);
-	ck->pend_run.have_prev = 1;
-	ck->pend_run.prev_end = off + len;
 	if (!range_sane(ck, "pending", off, len))
 		return 0;
 	return own_add(ck, off, len, UINT64_MAX);
@@ -402,19 +413,19 @@ int mds_store_check(struct mds_txn *t, void (*report)(void *arg, const char *pro
 	MDB_stat ms;
 	int rc;
 
-	rc = cursor_walk(&ck, t->st->inodes, walk_inode);
-	if (!rc)
-		rc = cursor_walk(&ck, t->st->cookies, walk_cookie);
-	if (!rc)
-		rc = cursor_walk(&ck, t->st->free_off, walk_free);
-	if (!rc)
-		rc = cursor_walk(&ck, t->st->pending, walk_pending);
-	if (!rc)
-		rc = cursor_walk(&ck, t->st->extents, walk_extent);
-	if (!rc)
-		rc = cursor_walk(&ck, t->st->dirents, walk_dirent);
-	if (!rc)
-		rc = cursor_walk(&ck, t->st->orphans, walk_orphan);
+	/* the inodes first: the other walks look files up among them */
+	const struct {
+		MDB_dbi dbi;
+		int (*walk)(struct checker *ck, const MDB_val *k, const MDB_val *v);
+	} walks[] = {
+		{ t->st->inodes, walk_inode }, { t->st->cookies, walk_cookie }, { t->st->free_off, walk_free },
+		{ t->st->pending, walk_pending }, { t->st->extents, walk_extent }, { t->st->dirents, walk_dirent },
+		{ t->st->orphans, walk_orphan },
+	};
+
+	rc = 0;
+	for (size_t i = 0; !rc && i < sizeof(walks) / sizeof(walks[0]); i++)
+		rc = cursor_walk(&ck, walks[i].dbi, walks[i].walk);
 	if (rc)
 		goto out;
 
