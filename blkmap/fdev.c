@@ -378,6 +378,17 @@ static void run_cmd(struct bm_cmd *c)
 
 /* ---- the pool --------------------------------------------------------------------------------- */
 
+/* Append c to a pool list. */
+static void cmd_append(struct bm_cmd **head, struct bm_cmd **tail, struct bm_cmd *c)
+{
+	c->next = NULL;
+	if (*tail)
+		(*tail)->next = c;
+	else
+		*head = c;
+	*tail = c;
+}
+
 static void *worker(void *arg)
 {
 	struct blkmap_ctx *ctx = arg;
@@ -401,11 +412,7 @@ static void *worker(void *arg)
 		run_cmd(c);
 		pthread_mutex_lock(&p->lock);
 		c->dev->pool_running--;
-		if (p->done_tail)
-			p->done_tail->next = c;
-		else
-			p->done_head = c;
-		p->done_tail = c;
+		cmd_append(&p->done_head, &p->done_tail, c);
 		pthread_cond_broadcast(&p->done_cond);
 		if (write(p->evfd, &one, sizeof(one)) < 0) {
 			/* the counter cannot overflow in practice; nothing to do */
@@ -464,13 +471,8 @@ int bm_pool_submit(struct blkmap_ctx *ctx, struct bm_cmd *c)
 		}
 		p->started = 1;
 	}
-	c->next = NULL;
 	pthread_mutex_lock(&p->lock);
-	if (p->todo_tail)
-		p->todo_tail->next = c;
-	else
-		p->todo_head = c;
-	p->todo_tail = c;
+	cmd_append(&p->todo_head, &p->todo_tail, c);
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 	return 0;
