@@ -386,7 +386,6 @@ void mds_server_set_exports(struct mds_server *srv, const struct mds_exports *ex
 
 int mds_with_txn(struct mds_server *srv, int (*fn)(struct mds_txn *t, void *arg), void *arg)
 {
-	struct mds_txn *t;
 	int rc;
 
 	if (srv->cur_txn) {
@@ -397,15 +396,7 @@ int mds_with_txn(struct mds_server *srv, int (*fn)(struct mds_txn *t, void *arg)
 	}
 	/* The turn's batch first, so that commits stay in the order of the changes. */
 	(void)mds_batch_commit(srv);
-	rc = mds_txn_begin(srv->store, MDS_TXN_RW, &t);
-	if (rc)
-		return rc;
-	rc = fn(t, arg);
-	if (rc) {
-		mds_txn_abort(t);
-		return rc;
-	}
-	return mds_txn_commit(t);
+	return mds_txn_run(srv->store, fn, arg);
 }
 
 int mds_server_run(struct mds_server *srv)

@@ -277,6 +277,40 @@ int mds_txn_begin_nested(struct mds_txn *parent, struct mds_txn **out)
 	return 0;
 }
 
+int st_walk(struct mds_txn *t, MDB_dbi dbi, int (*fn)(void *arg, const MDB_val *k, const MDB_val *v), void *arg)
+{
+	MDB_cursor *c;
+	MDB_val k, v;
+	int rc = mdb_cursor_open(t->txn, dbi, &c);
+
+	if (rc)
+		return st_lmdb_err(t->st, rc, "mdb_cursor_open");
+	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+		int r = fn(arg, &k, &v);
+		if (r) {
+			mdb_cursor_close(c);
+			return r;
+		}
+	}
+	mdb_cursor_close(c);
+	return rc == MDB_NOTFOUND ? 0 : st_lmdb_err(t->st, rc, "mdb_cursor_get");
+}
+
+int mds_txn_run(struct mds_store *st, int (*fn)(struct mds_txn *t, void *arg), void *arg)
+{
+	struct mds_txn *t;
+	int rc = mds_txn_begin(st, MDS_TXN_RW, &t);
+
+	if (rc)
+		return rc;
+	rc = fn(t, arg);
+	if (rc) {
+		mds_txn_abort(t);
+		return rc;
+	}
+	return mds_txn_commit(t);
+}
+
 int mds_txn_commit(struct mds_txn *t)
 {
 	int rc = mdb_txn_commit(t->txn);
@@ -487,8 +521,10 @@ static int fmt_check(const struct mds_store_format *f)
 	return 0;
 }
 
-static int write_format(struct mds_txn *t, const struct mds_store_format *f)
+/* fn of mds_txn_run: arg is the struct mds_store_format. */
+static int write_format(struct mds_txn *t, void *arg)
 {
+	const struct mds_store_format *f = arg;
 	/* a new store: the root (fileid 1) is its one file, fileids go on from 2, no space counted yet */
 	static const struct {
 		const char *key;
@@ -622,7 +658,6 @@ int mds_store_create(const char *dir, const struct mds_store_format *fmt,
 {
 	struct mds_store_opts o = opts ? *opts : (struct mds_store_opts){ 0 };
 	struct mds_store *st;
-	struct mds_txn *t;
 	int rc;
 
 	*out = NULL;
@@ -636,15 +671,7 @@ int mds_store_create(const char *dir, const struct mds_store_format *fmt,
 		return rc;
 	st->fmt = *fmt;
 	st->root = 1;
-	rc = mds_txn_begin(st, MDS_TXN_RW, &t);
-	if (rc)
-		goto fail;
-	rc = write_format(t, fmt);
-	if (rc) {
-		mds_txn_abort(t);
-		goto fail;
-	}
-	rc = mds_txn_commit(t);
+	rc = mds_txn_run(st, write_format, (void *)fmt);
 	if (rc)
 		goto fail;
 	rc = read_format(st);

@@ -126,6 +126,9 @@ int mds_txn_begin(struct mds_store *st, unsigned flags, struct mds_txn **out);
  * own commit. Its clock is read anew. 0 or -errno. */
 int mds_txn_begin_nested(struct mds_txn *parent, struct mds_txn **out);
 int mds_txn_commit(struct mds_txn *t);
+/* fn(t, arg) in a read-write transaction of its own: committed when fn returns 0, aborted
+ * otherwise. Returns fn's error or the commit's. */
+int mds_txn_run(struct mds_store *st, int (*fn)(struct mds_txn *t, void *arg), void *arg);
 /* Commit with the data pages synced but the meta page only written (LMDB's MDB_NOMETASYNC for
  * this commit): the store stays consistent whatever happens, but a crash may undo this commit
  * until the next sync of the file, which is the next commit's data sync or mds_store_sync().
