@@ -99,25 +99,24 @@ static struct ino_info *ino_find(struct checker *ck, uint64_t fileid)
 	return NULL;
 }
 
+struct check_walk {
+	struct checker *ck;
+	int (*fn)(struct checker *ck, const MDB_val *k, const MDB_val *v);
+};
+
+static int check_one(void *arg, const MDB_val *k, const MDB_val *v)
+{
+	struct check_walk *w = arg;
+
+	return w->fn(w->ck, k, v);
+}
+
 static int cursor_walk(struct checker *ck, MDB_dbi dbi,
 		       int (*fn)(struct checker *ck, const MDB_val *k, const MDB_val *v))
 {
-	MDB_cursor *c;
-	MDB_val k, v;
-	int rc = mdb_cursor_open(ck->t->txn, dbi, &c);
+	struct check_walk w = { ck, fn };
 
-	if (rc)
-		return st_lmdb_err(ck->t->st, rc, "mdb_cursor_open");
-	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
-	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-		int r = fn(ck, &k, &v);
-		if (r) {
-			mdb_cursor_close(c);
-			return r;
-		}
-	}
-	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND ? 0 : st_lmdb_err(ck->t->st, rc, "mdb_cursor_get");
+	return st_walk(ck->t, dbi, check_one, &w);
 }
 
 /* ---- inodes ------------------------------------------------------------------------------- */

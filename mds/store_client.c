@@ -81,26 +81,25 @@ int mds_client_del(struct mds_txn *t, uint64_t clientid)
 	return st_op_end(t, saved, rc);
 }
 
+struct client_walk {
+	struct mds_txn *t;
+	int (*cb)(void *arg, const struct mds_client_rec *rec);
+	void *arg;
+};
+
+static int client_one(void *arg, const MDB_val *k, const MDB_val *v)
+{
+	struct client_walk *w = arg;
+	struct mds_client_rec rec;
+	int r = client_decode(w->t, k, v, &rec);
+
+	return r ? r : w->cb(w->arg, &rec);
+}
+
 int mds_client_iter(struct mds_txn *t, int (*cb)(void *arg, const struct mds_client_rec *rec),
 		    void *arg)
 {
-	struct mds_client_rec rec;
-	MDB_cursor *c;
-	MDB_val k, v;
-	int rc = mdb_cursor_open(t->txn, t->st->clients, &c);
+	struct client_walk w = { t, cb, arg };
 
-	if (rc)
-		return st_lmdb_err(t->st, rc, "mdb_cursor_open");
-	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
-	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-		int r = client_decode(t, &k, &v, &rec);
-		if (!r)
-			r = cb(arg, &rec);
-		if (r) {
-			mdb_cursor_close(c);
-			return r;
-		}
-	}
-	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND ? 0 : st_lmdb_err(t->st, rc, "mdb_cursor_get");
+	return st_walk(t, t->st->clients, client_one, &w);
 }

@@ -106,6 +106,9 @@ int st_get(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, MDB_val *
 int st_put(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen,
 	   unsigned flags, const char *what);
 int st_del(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, const char *what);
+/* fn(arg, key, value) for every record of dbi in key order, until fn returns nonzero, which is
+ * returned; 0 after the last record, or the store's error. */
+int st_walk(struct mds_txn *t, MDB_dbi dbi, int (*fn)(void *arg, const MDB_val *k, const MDB_val *v), void *arg);
 
 int st_meta_u64(struct mds_txn *t, const char *key, uint64_t *v);
 int st_meta_put_u64(struct mds_txn *t, const char *key, uint64_t v);

@@ -488,24 +488,24 @@ int mds_inode_destroy(struct mds_txn *t, uint64_t fileid, unsigned flags, struct
 	return st_ranges_rollback(freed, m, st_op_end(t, saved, rc));
 }
 
+struct orphan_walk {
+	int (*cb)(void *arg, uint64_t fileid);
+	void *arg;
+};
+
+static int orphan_one(void *arg, const MDB_val *k, const MDB_val *v)
+{
+	struct orphan_walk *w = arg;
+
+	(void)v;
+	return w->cb(w->arg, be64_get(k->mv_data));
+}
+
 int mds_orphan_iter(struct mds_txn *t, int (*cb)(void *arg, uint64_t fileid), void *arg)
 {
-	MDB_cursor *c;
-	MDB_val k, v;
-	int rc = mdb_cursor_open(t->txn, t->st->orphans, &c);
+	struct orphan_walk w = { cb, arg };
 
-	if (rc)
-		return st_lmdb_err(t->st, rc, "mdb_cursor_open");
-	for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0;
-	     rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-		int r = cb(arg, be64_get(k.mv_data));
-		if (r) {
-			mdb_cursor_close(c);
-			return r;
-		}
-	}
-	mdb_cursor_close(c);
-	return rc == MDB_NOTFOUND ? 0 : st_lmdb_err(t->st, rc, "mdb_cursor_get");
+	return st_walk(t, t->st->orphans, orphan_one, &w);
 }
 
 /* ---- namespace ---------------------------------------------------------------------------- */
