@@ -179,11 +179,14 @@ int bm_parse_readcap16(const uint8_t *d, uint32_t len, uint64_t *blocks, uint32_
 	return 0;
 }
 
-/* The header of PERSISTENT RESERVE IN parameter data: PRgeneration and the additional length. */
-static int pr_in_header(const uint8_t *d, uint32_t len, uint32_t *generation, uint32_t *addl)
+/* The header of PERSISTENT RESERVE IN parameter data, for a result out of size bytes that it
+ * clears first: PRgeneration (into out) and the additional length. */
+static int pr_in_header(const uint8_t *d, uint32_t len, void *out, size_t size, uint32_t *generation,
+			uint32_t *addl)
 {
 	if (len < 8)
 		return -EPROTO;
+	memset(out, 0, size);
 	*generation = be32(d);
 	*addl = be32(d + 4);
 	return 0;
@@ -191,12 +194,10 @@ static int pr_in_header(const uint8_t *d, uint32_t len, uint32_t *generation, ui
 
 int bm_parse_read_keys(const uint8_t *d, uint32_t len, struct blkmap_pr_keys *out)
 {
-	uint32_t gen, addl;
+	uint32_t addl;
 
-	if (pr_in_header(d, len, &gen, &addl))
+	if (pr_in_header(d, len, out, sizeof(*out), &out->generation, &addl))
 		return -EPROTO;
-	memset(out, 0, sizeof(*out));
-	out->generation = gen;
 	out->total = addl / 8;
 	for (uint32_t o = 8; o + 8 <= len && o + 8 <= 8 + (uint64_t)addl && out->nkeys < BLKMAP_PR_MAX_KEYS; o += 8)
 		out->keys[out->nkeys++] = be64(d + o);
@@ -205,12 +206,10 @@ int bm_parse_read_keys(const uint8_t *d, uint32_t len, struct blkmap_pr_keys *ou
 
 int bm_parse_read_resv(const uint8_t *d, uint32_t len, struct blkmap_pr_reservation *out)
 {
-	uint32_t gen, addl;
+	uint32_t addl;
 
-	if (pr_in_header(d, len, &gen, &addl))
+	if (pr_in_header(d, len, out, sizeof(*out), &out->generation, &addl))
 		return -EPROTO;
-	memset(out, 0, sizeof(*out));
-	out->generation = gen;
 	if (addl == 0)
 		return 0;
 	if (addl < 16 || len < 24)
