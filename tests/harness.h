@@ -5,8 +5,10 @@
 #define TESTS_HARNESS_H
 
 #include <CUnit/CUnit.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct test_case {
 	const char *name;
@@ -41,6 +43,15 @@ int test_skipped(void);
 			test_skip(__VA_ARGS__); \
 			return;          \
 		}                        \
+	} while (0)
+
+/* In a function taking (..., fmt, ...): its arguments after fmt, formatted into the array buf. */
+#define TEST_VFORMAT(buf, fmt)                                \
+	do {                                                   \
+		va_list test_ap_;                              \
+		va_start(test_ap_, fmt);                       \
+		vsnprintf((buf), sizeof(buf), (fmt), test_ap_); \
+		va_end(test_ap_);                              \
 	} while (0)
 
 /* Paths: the build's bin directory and the source top, from PNFS_BIN / PNFS_TOP. */
