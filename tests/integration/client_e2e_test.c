@@ -52,7 +52,6 @@ static void shm_remove(void *arg)
 static int suite_init(void)
 {
 	struct lab_opts ram = { .ram = 1 };
-	char args[100];
 
 	snprintf(shm, sizeof(shm), "/dev/shm/pnfs-e2e.%d", (int)getpid());
 	if (mkdir(shm, 0700) != 0) {
@@ -60,25 +59,16 @@ static int suite_init(void)
 		return 0;
 	}
 	test_cleanup_push(shm_remove, NULL);
-	lab = lab_up(4, "352M", &ram);
-	if (!lab) {
-		snprintf(why, sizeof(why), "no tgtd lab");
-		return 0;
-	}
 	metrics_port = test_free_port();
-	snprintf(args, sizeof(args), "--metrics-port %d", metrics_port);
-	mds = tmds_up(lab, NULL, args, why, sizeof(why));
+	mds = tmds_lab_up(&lab, 4, "352M", &ram, NULL, why, sizeof(why),
+			  "--metrics-port %d", metrics_port);
 	return 0;
 }
 
 static int suite_clean(void)
 {
-	tmds_down(mds);
-	lab_down(lab);
 	shm_remove(NULL);
-	mds = NULL;
-	lab = NULL;
-	return 0;
+	return tmds_lab_down(&lab, &mds);
 }
 
 #define NEED_LAB() TEST_SKIP_IF(!mds, "%s", why)

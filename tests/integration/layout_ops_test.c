@@ -32,24 +32,19 @@ static int mport;
 
 static int suite_init(void)
 {
-	char args[128], why[64];
+	char why[64];
 
-	lab = lab_up(4, "32M", NULL);
-	if (!lab)
-		return 1;
 	mport = test_free_port();
 	/* SCSI layouts forced on: GETDEVICELIST and LAYOUTCOMMIT of SCSI type are checked too (with its
 	 * default the server offers none on tgt, which refuses APTPL: integration/scsi_layouts) */
-	snprintf(args, sizeof(args), "--metrics-port %d --scsi-layouts yes", mport);
-	mds = tmds_up(lab, "--stripe-unit 64K", args, why, sizeof(why));
+	mds = tmds_lab_up(&lab, 4, "32M", NULL, "--stripe-unit 64K", why, sizeof(why),
+			  "--metrics-port %d --scsi-layouts yes", mport);
 	return !mds;
 }
 
 static int suite_clean(void)
 {
-	tmds_down(mds);
-	lab_down(lab);
-	return 0;
+	return tmds_lab_down(&lab, &mds);
 }
 
 static struct nc *client(const char *owner)

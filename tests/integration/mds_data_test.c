@@ -203,8 +203,7 @@ static void commit_verifier(struct nc *c, const char *path, char verf[8])
 
 	CU_ASSERT_EQUAL_FATAL(nc_lookup_path(c, path, &fh), 0);
 	nc_op_putfh(&ops[0], &fh);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_COMMIT;
+	nc_op_simple(&ops[1], OP_COMMIT);
 	CU_ASSERT_EQUAL(nc_seq(c, ops, 2, &res), 0);
 	CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
 	if (res.res.status == NFS4_OK)

@@ -26,10 +26,7 @@ static int suite_init(void)
 {
 	char why[64];
 
-	lab = lab_up(1, "64M", NULL);
-	if (!lab)
-		return 1;
-	mds = tmds_up(lab, "--concat", NULL, why, sizeof(why));
+	mds = tmds_lab_up(&lab, 1, "64M", NULL, "--concat", why, sizeof(why), "%s", "");
 	if (!mds)
 		return 1;
 	good = nc_connect(mds->port);
@@ -41,9 +38,7 @@ static int suite_init(void)
 static int suite_clean(void)
 {
 	nc_free(good);
-	tmds_down(mds);
-	lab_down(lab);
-	return 0;
+	return tmds_lab_down(&lab, &mds);
 }
 
 /* The good client does real work: look up the root and read its attributes. */
@@ -249,8 +244,7 @@ static void test_compound_level_errors(void)
 		call.proc = NFSPROC4_COMPOUND;
 		call.cred.flavor = AUTH_SYS;
 		snprintf(call.cred.sys.machinename, sizeof(call.cred.sys.machinename), "mds-test");
-		memset(&seq, 0, sizeof(seq));
-		seq.argop = OP_SEQUENCE;
+		nc_op_simple(&seq, OP_SEQUENCE);
 		memcpy(sa->sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
 		sa->sa_sequenceid = ++c->slot_seq;
 		CU_ASSERT_EQUAL_FATAL(proto_msg_init(&m, 4096), 0);
@@ -295,8 +289,7 @@ static void test_compound_level_errors(void)
 	proto_compound_res_free(&res);
 	/* SEQUENCE not first, or twice. */
 	nc_op_simple(&ops[0], OP_PUTROOTFH);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_SEQUENCE;
+	nc_op_simple(&ops[1], OP_SEQUENCE);
 	memcpy(ops[1].nfs_argop4_u.opsequence.sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
 	CU_ASSERT_EQUAL(nc_seq(c, ops, 2, &res), 0);
 	CU_ASSERT_EQUAL(res.res.status, NFS4ERR_SEQUENCE_POS);
@@ -337,8 +330,7 @@ static void test_huge_compounds(void)
 		call.vers = NFS_V4;
 		call.proc = NFSPROC4_COMPOUND;
 		call.cred.flavor = AUTH_NONE;
-		memset(&seq, 0, sizeof(seq));
-		seq.argop = OP_SEQUENCE;
+		nc_op_simple(&seq, OP_SEQUENCE);
 		memcpy(seq.nfs_argop4_u.opsequence.sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
 		seq.nfs_argop4_u.opsequence.sa_sequenceid = c->slot_seq + 1;
 		CU_ASSERT_EQUAL_FATAL(proto_msg_init(&m, 8192), 0);
