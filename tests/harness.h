@@ -79,6 +79,12 @@ int test_run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 
 int test_cleanup_push(void (*fn)(void *), void *arg);
 void test_cleanup_cancel(int handle);
 
+/* Write text to the file path (created or truncated). Aborts the test when it cannot be opened. */
+void test_write_text(const char *path, const char *text);
+
+/* The process id written in the file path (a daemon's pid file), or 0 when there is none. */
+int test_pid_from_file(const char *path);
+
 /* Whether the runner is root (network namespaces, loop devices). */
 int test_is_root(void);
 

@@ -515,7 +515,12 @@ int ct_read_file(const char *path, void **buf, size_t *len)
 
 int ct_write_file(const char *path, const void *buf, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	return ct_write_file_mode(path, buf, len, 0644);
+}
+
+int ct_write_file_mode(const char *path, const void *buf, size_t len, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	size_t done = 0;
 
 	if (fd < 0)

@@ -62,6 +62,8 @@ void ct_proxy_stop(struct ct_proxy *p);
 /* Whole-file helpers: 0 or -1. */
 int ct_read_file(const char *path, void **buf, size_t *len);
 int ct_write_file(const char *path, const void *buf, size_t len);
+/* The same, a new file created with mode (ct_write_file: 0644). */
+int ct_write_file_mode(const char *path, const void *buf, size_t len, mode_t mode);
 
 /* Milliseconds on the monotonic clock. */
 uint64_t ct_now_ms(void);

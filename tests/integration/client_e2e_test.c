@@ -153,23 +153,10 @@ static uint64_t mds_net_bytes(void)
 	return mds_metric("pnfs_mds_net_received_bytes_total") + mds_metric("pnfs_mds_net_sent_bytes_total");
 }
 
-/* A whole local file. */
+/* A whole local file, mode 0600. */
 static int write_file(const char *path, const void *buf, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	size_t done = 0;
-
-	if (fd < 0)
-		return -1;
-	while (done < len) {
-		ssize_t n = write(fd, (const char *)buf + done, len - done);
-		if (n <= 0) {
-			close(fd);
-			return -1;
-		}
-		done += (size_t)n;
-	}
-	return close(fd);
+	return ct_write_file_mode(path, buf, len, 0600);
 }
 
 /* Whether the local file holds exactly len bytes equal to buf. */

@@ -95,18 +95,6 @@ static int run_mds(char **out, const struct test_mds *m, const char *more)
 	return run_mds_on(out, m->pool, test_free_port(), more);
 }
 
-static int pid_from_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int pid = 0;
-	if (!f)
-		return 0;
-	if (fscanf(f, "%d", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	return pid;
-}
-
 static int admin(char **out, const char *pool, const char *cmd)
 {
 	return test_run(out, "'%s' %s --pool '%s' 2>&1", test_bin("pnfs-admin"), cmd, pool);
@@ -250,7 +238,7 @@ static void test_other_copy_refused_then_takeover(void)
 	CU_ASSERT_EQUAL(run_mds_on(&out, copy, port2, more), 0);
 	free(out);
 	out = NULL;
-	pid2 = pid_from_file(pidf);
+	pid2 = test_pid_from_file(pidf);
 	CU_ASSERT(pid2 > 0);
 	TW_WAIT_UNTIL(ended || (ended = waitpid(m->pid, &st, WNOHANG) == m->pid), 30 * 1000, 100);
 	CU_ASSERT(ended);

@@ -284,3 +284,28 @@ int xt_write_at(const char *path, const void *buf, size_t len, uint64_t off)
 	close(fd);
 	return n == (ssize_t)len ? 0 : -1;
 }
+
+void xt_flip_byte(const struct test_lab *lab, const struct xt_row *r)
+{
+	uint64_t at = r->lba_first * 512 + 4321;
+	uint8_t b;
+
+	CU_ASSERT_EQUAL_FATAL(xt_read_at(lab->files[r->lun], &b, 1, at), 0);
+	b ^= 0x5a;
+	CU_ASSERT_EQUAL_FATAL(xt_write_at(lab->files[r->lun], &b, 1, at), 0);
+}
+
+void xt_expect_bad(const char *out, const char *summary, const struct xt_row *r, int where)
+{
+	char want[300];
+
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, summary));
+	snprintf(want, sizeof(want), "extent 2 (file %llu+", 3ull << 20);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+	if (where) {
+		snprintf(want, sizeof(want), "1 byte differs, the first at file offset %llu: LUN %d LBA %llu byte 225",
+			 (unsigned long long)(r->file_off + 4321), r->lun, (unsigned long long)(r->lba_first + 8));
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+	}
+	CU_ASSERT_EQUAL(xt_count(out, "MISMATCH"), 1);
+}

@@ -46,5 +46,11 @@ int xt_count(const char *hay, const char *needle);
 /* Read len bytes at off of a file; 0 or -1. */
 int xt_read_at(const char *path, void *buf, size_t len, uint64_t off);
 int xt_write_at(const char *path, const void *buf, size_t len, uint64_t off);
+/* Flip (XOR 0x5a) the byte 4321 bytes into row r's first block in the backing file of its LUN of lab.
+ * Calling it again puts the byte back. Aborts the test when the file cannot be read or written. */
+void xt_flip_byte(const struct test_lab *lab, const struct xt_row *r);
+/* A --verify report out that says summary and names the piece at file offset 3 MiB (extent 2) as
+ * bad; with where, also the byte xt_flip_byte flipped in row r as the only difference. */
+void xt_expect_bad(const char *out, const char *summary, const struct xt_row *r, int where);
 
 #endif
