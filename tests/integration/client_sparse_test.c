@@ -141,6 +141,16 @@ static void sparse_file(const char *path, uint64_t size)
 	close(fd);
 }
 
+/* pnfs get of u into back with the lab's devices and more options: back holds the bytes of like,
+ * 8 MiB or more of it allocated (sparse 0) or less than 1 MiB (sparse 1); then back is removed. */
+static void get_and_check(const char *more, const char *u, const char *back, const char *like, int sparse)
+{
+	RUN_OK("%s %s get %s '%s'", cl.devs, more, u, back);
+	CU_ASSERT(sparse ? local_alloc(back) < MIB : local_alloc(back) >= 8 * MIB);
+	CU_ASSERT(same_bytes(like, back));
+	unlink(back);
+}
+
 /* ---- the 4 GiB file with 4 bytes ------------------------------------------------------------- */
 
 static void test_big_sparse_file(void)
@@ -235,24 +245,15 @@ static void test_never_and_always(void)
 	RUN_OK("%s cp '%s' %s", cl.devs, dense, u);
 	after = pool_used();
 	CU_ASSERT(after >= before + 8 * MIB);
-	RUN_OK("%s get %s '%s'", cl.devs, u, back); /* written on the server: copied whole */
-	CU_ASSERT(local_alloc(back) >= 8 * MIB);
-	CU_ASSERT(same_bytes(dense, back));
-	unlink(back);
-	RUN_OK("%s --sparse=always get %s '%s'", cl.devs, u, back);
-	CU_ASSERT(local_alloc(back) < MIB);
-	CU_ASSERT(same_bytes(dense, back));
-	unlink(back);
+	get_and_check("", u, back, dense, 0); /* written on the server: copied whole */
+	get_and_check("--sparse=always", u, back, dense, 1);
 	RUN_OK("rm %s", u);
 	before = pool_used();
 	RUN_OK("%s cp --sparse=always '%s' %s", cl.devs, dense, u);
 	after = pool_used();
 	CU_ASSERT(after >= before && after - before < 2 * MIB);
 	CU_ASSERT_EQUAL(remote_size(u), 8 * MIB);
-	RUN_OK("%s get %s '%s'", cl.devs, u, back);
-	CU_ASSERT(local_alloc(back) < MIB);
-	CU_ASSERT(same_bytes(dense, back));
-	unlink(back);
+	get_and_check("", u, back, dense, 1);
 	/* from a pipe (8 MiB: it ends on a chunk's edge): the zeros left out, the size right */
 	RUN_OK("rm %s", u);
 	before = pool_used();

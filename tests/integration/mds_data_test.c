@@ -211,6 +211,19 @@ static void commit_verifier(struct nc *c, const char *path, char verf[8])
 	proto_compound_res_free(&res);
 }
 
+/* The server m started again and a client of it that finds every file and the tree as written. */
+static struct nc *restarted(struct test_mds *m)
+{
+	struct nc *c;
+
+	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
+	c = client(m, "durability-client");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	check_files(c, "files");
+	check_tree(c);
+	return c;
+}
+
 static void test_files_survive_restarts(void)
 {
 	struct test_lab *lab = lab_up(4, "64M", NULL);
@@ -242,11 +255,7 @@ static void test_files_survive_restarts(void)
 	rc = tmds_stop(m, SIGTERM);
 	CU_ASSERT_EQUAL(rc, 0);
 	check_bytes_on_luns(lab);
-	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
-	c = client(m, "durability-client");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-	check_files(c, "files");
-	check_tree(c);
+	c = restarted(m);
 	commit_verifier(c, "files/f4", verf2);
 	CU_ASSERT(memcmp(verf1, verf2, 8) != 0);
 	/* More changes, and the server dies without warning right after the replies. */
@@ -258,11 +267,7 @@ static void test_files_survive_restarts(void)
 	CU_ASSERT_EQUAL(tmds_stop(m, SIGKILL), 128 + SIGKILL);
 	nc_free(c);
 
-	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
-	c = client(m, "durability-client");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-	check_files(c, "files");
-	check_tree(c);
+	c = restarted(m);
 	{
 		unsigned char buf[4096 * 4 + 64];
 		size_t got;

@@ -114,22 +114,33 @@ static void assert_fenced_intact(const struct test_lab *lab)
 	}
 }
 
-static void test_second_server_refused(void)
+/* The ways a second server is started on a pool that is served already. */
+static const char *const modes[] = { "--foreground", "", "--foreground --scsi-layouts no", "--scsi-layouts no" };
+
+/* The first server of the lab's pool, running: it fences (SCSI layouts forced on tgt, which refuses
+ * APTPL: auto would not), its LUNs left fenced by an earlier run. */
+static struct test_mds *first_server(struct test_lab *lab)
 {
-	struct test_lab *lab = lab_up(2, "32M", NULL);
 	struct test_mds *m;
-	char expect[200], listen[80], *out = NULL, *log;
-	const char *modes[] = { "--foreground", "", "--foreground --scsi-layouts no", "--scsi-layouts no" };
-	struct nc *c;
-	struct nc_fh root;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	/* The first server fences (SCSI layouts on tgt, which refuses APTPL: auto would not). */
 	m = tmds_new(lab, NULL, "--scsi-layouts yes");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
 	for (int i = 0; i < lab->nluns; i++)
 		CU_ASSERT_EQUAL_FATAL(leave_fenced_state(lab->urls[i]), 0);
 	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
+	return m;
+}
+
+static void test_second_server_refused(void)
+{
+	struct test_lab *lab = lab_up(2, "32M", NULL);
+	struct test_mds *m;
+	char expect[200], listen[80], *out = NULL, *log;
+	struct nc *c;
+	struct nc_fh root;
+
+	m = first_server(lab);
 	/* The first server took the LUNs over from its earlier run: fencing is on, the old client out. */
 	assert_fenced_intact(lab);
 	snprintf(expect, sizeof(expect), "is served by pnfs-mds pid %d on ", (int)m->pid);
@@ -193,18 +204,11 @@ static void test_other_copy_refused_then_takeover(void)
 	struct test_lab *lab = lab_up(2, "32M", NULL);
 	struct test_mds *m;
 	char copy[400], expect[200], pidf[400], more[1200], *out = NULL, *log;
-	const char *modes[] = { "--foreground", "", "--foreground --scsi-layouts no", "--scsi-layouts no" };
 	int port2 = test_free_port(), pid2 = 0, st = 0, ended = 0;
 	struct nc *c;
 	struct nc_fh root;
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	/* The first server fences (SCSI layouts on tgt, which refuses APTPL: auto would not). */
-	m = tmds_new(lab, NULL, "--scsi-layouts yes");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-	for (int i = 0; i < lab->nluns; i++)
-		CU_ASSERT_EQUAL_FATAL(leave_fenced_state(lab->urls[i]), 0);
-	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
+	m = first_server(lab);
 	snprintf(copy, sizeof(copy), "%s/standby-pool", m->dir);
 	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "cp -a '%s' '%s'", m->pool, copy), 0);
 	snprintf(expect, sizeof(expect), "its LUNs are served by pnfs-mds pid %d on ", (int)m->pid);

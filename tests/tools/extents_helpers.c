@@ -309,3 +309,15 @@ void xt_expect_bad(const char *out, const char *summary, const struct xt_row *r,
 	}
 	CU_ASSERT_EQUAL(xt_count(out, "MISMATCH"), 1);
 }
+
+void xt_expect_second_write(const char *out, const char *state)
+{
+	struct xt_row rows[4];
+	int n = xt_parse_rows(out, rows, 4);
+
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_EQUAL(rows[0].file_off, 3ull << 20);
+	CU_ASSERT_STRING_EQUAL(rows[0].state, state);
+	CU_ASSERT_EQUAL(rows[1].file_off + rows[1].len, 4ull << 20);
+	CU_ASSERT_STRING_EQUAL(rows[1].state, "NONE");
+}

@@ -46,6 +46,9 @@ int xt_count(const char *hay, const char *needle);
 /* Read len bytes at off of a file; 0 or -1. */
 int xt_read_at(const char *path, void *buf, size_t len, uint64_t off);
 int xt_write_at(const char *path, const void *buf, size_t len, uint64_t off);
+/* The table of `--offset 3M --length 1M --no-split` of the suites' test file: two rows, the second
+ * write from 3 MiB on in state and the hole after it up to 4 MiB. */
+void xt_expect_second_write(const char *out, const char *state);
 /* Flip (XOR 0x5a) the byte 4321 bytes into row r's first block in the backing file of its LUN of lab.
  * Calling it again puts the byte back. Aborts the test when the file cannot be read or written. */
 void xt_flip_byte(const struct test_lab *lab, const struct xt_row *r);
