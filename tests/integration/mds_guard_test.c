@@ -114,6 +114,19 @@ static void assert_fenced_intact(const struct test_lab *lab)
 	}
 }
 
+/* m still serves: a client named owner makes the directory name in its root. */
+static void assert_serves(const struct test_mds *m, const char *owner, const char *name)
+{
+	struct nc *c = nc_connect(m->port);
+	struct nc_fh root;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(nc_setup(c, owner), 0);
+	CU_ASSERT_EQUAL(nc_rootfh(c, &root), 0);
+	CU_ASSERT_EQUAL(nc_mkdir(c, &root, name, 0755, NULL), 0);
+	nc_free(c);
+}
+
 /* The ways a second server is started on a pool that is served already. */
 static const char *const modes[] = { "--foreground", "", "--foreground --scsi-layouts no", "--scsi-layouts no" };
 
@@ -137,8 +150,6 @@ static void test_second_server_refused(void)
 	struct test_lab *lab = lab_up(2, "32M", NULL);
 	struct test_mds *m;
 	char expect[200], listen[80], *out = NULL, *log;
-	struct nc *c;
-	struct nc_fh root;
 
 	m = first_server(lab);
 	/* The first server took the LUNs over from its earlier run: fencing is on, the old client out. */
@@ -164,12 +175,7 @@ static void test_second_server_refused(void)
 		assert_fenced_intact(lab);
 	}
 	/* ... and it still serves. */
-	c = nc_connect(m->port);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-	CU_ASSERT_EQUAL(nc_setup(c, "guard-client"), 0);
-	CU_ASSERT_EQUAL(nc_rootfh(c, &root), 0);
-	CU_ASSERT_EQUAL(nc_mkdir(c, &root, "still-served", 0755, NULL), 0);
-	nc_free(c);
+	assert_serves(m, "guard-client", "still-served");
 	log = tmds_log(m);
 	CU_ASSERT_PTR_NULL(strstr(log, "cleared"));
 	free(log);
@@ -229,12 +235,7 @@ static void test_other_copy_refused_then_takeover(void)
 		assert_fenced_intact(lab);
 	}
 	/* the first server never noticed */
-	c = nc_connect(m->port);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-	CU_ASSERT_EQUAL(nc_setup(c, "guard-first"), 0);
-	CU_ASSERT_EQUAL(nc_rootfh(c, &root), 0);
-	CU_ASSERT_EQUAL(nc_mkdir(c, &root, "before-takeover", 0755, NULL), 0);
-	nc_free(c);
+	assert_serves(m, "guard-first", "before-takeover");
 
 	/* --takeover: the standby starts (as a daemon), the first one stops on its own. */
 	snprintf(more, sizeof(more), "--takeover --scsi-layouts yes --pid-file '%s' --log-file '%s/standby.log'", pidf,
