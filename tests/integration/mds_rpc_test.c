@@ -145,26 +145,47 @@ static void test_rpc_errors(void)
 	good_client_works();
 }
 
+/* An AUTH_SYS NFSv4 COMPOUND call header with this xid. */
+static void compound_call(struct proto_rpc_call *call, uint32_t xid)
+{
+	memset(call, 0, sizeof(*call));
+	call->xid = xid;
+	call->prog = NFS4_PROGRAM;
+	call->vers = NFS_V4;
+	call->proc = NFSPROC4_COMPOUND;
+	call->cred.flavor = AUTH_SYS;
+	snprintf(call->cred.sys.machinename, sizeof(call->cred.sys.machinename), "mds-test");
+}
+
+/* End the COMPOUND e in m, send it on c (m destroyed) and read the reply: its record in *rec (caller
+ * frees), *rl bytes, the COMPOUND result from *off on. */
+static void send_raw(struct nc *c, struct proto_msg *m, struct proto_compound_enc *e, void **rec, size_t *rl,
+		     size_t *off)
+{
+	struct proto_rpc_reply r;
+	const uint8_t *wire;
+	size_t wlen;
+
+	CU_ASSERT_EQUAL(proto_compound_end(e), 0);
+	CU_ASSERT_EQUAL(proto_msg_finish(m, &wire, &wlen), 0);
+	CU_ASSERT_EQUAL(nc_send_bytes(c, wire, wlen), 0);
+	proto_msg_destroy(m);
+	CU_ASSERT_EQUAL_FATAL(nc_recv_reply(c, rec, rl), 0);
+	CU_ASSERT_EQUAL(proto_rpc_reply_decode(*rec, *rl, &r, off), 0);
+}
+
 /* SEQUENCE + PUTROOTFH + a bare opcode appended by hand (our encoder only knows NFSv4.1's). */
 static void seq_with_raw_op(struct nc *c, uint32_t minor, uint32_t opcode, struct proto_compound_res *res)
 {
 	struct proto_msg m;
 	struct proto_compound_enc e;
 	struct proto_rpc_call call;
-	struct proto_rpc_reply r;
-	const uint8_t *wire;
-	size_t wlen, rl, off;
+	size_t rl, off;
 	void *rec;
 	nfs_argop4 ops[2];
 	uint32_t be = htonl(opcode);
 
-	memset(&call, 0, sizeof(call));
-	call.xid = 0x77 + opcode;
-	call.prog = NFS4_PROGRAM;
-	call.vers = NFS_V4;
-	call.proc = NFSPROC4_COMPOUND;
-	call.cred.flavor = AUTH_SYS;
-	snprintf(call.cred.sys.machinename, sizeof(call.cred.sys.machinename), "mds-test");
+	compound_call(&call, 0x77 + opcode);
 	memset(ops, 0, sizeof(ops));
 	ops[0].argop = OP_SEQUENCE;
 	memcpy(ops[0].nfs_argop4_u.opsequence.sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
@@ -178,12 +199,7 @@ static void seq_with_raw_op(struct nc *c, uint32_t minor, uint32_t opcode, struc
 	CU_ASSERT_EQUAL(proto_compound_add(&e, &ops[1]), 0);
 	CU_ASSERT(xdr_opaque(&m.xdr, (char *)&be, 4));
 	e.nops++;
-	CU_ASSERT_EQUAL(proto_compound_end(&e), 0);
-	CU_ASSERT_EQUAL(proto_msg_finish(&m, &wire, &wlen), 0);
-	CU_ASSERT_EQUAL(nc_send_bytes(c, wire, wlen), 0);
-	proto_msg_destroy(&m);
-	CU_ASSERT_EQUAL_FATAL(nc_recv_reply(c, &rec, &rl), 0);
-	CU_ASSERT_EQUAL(proto_rpc_reply_decode(rec, rl, &r, &off), 0);
+	send_raw(c, &m, &e, &rec, &rl, &off);
 	free(c->last_body);
 	c->last_body_len = rl - off;
 	c->last_body = malloc(c->last_body_len);
@@ -227,23 +243,14 @@ static void test_compound_level_errors(void)
 		struct proto_msg m;
 		struct proto_compound_enc e;
 		struct proto_rpc_call call;
-		const uint8_t *wire;
-		size_t wlen;
 		void *rec;
 		size_t rl, off;
-		struct proto_rpc_reply r;
 		nfs_argop4 seq;
 		SEQUENCE4args *sa = &seq.nfs_argop4_u.opsequence;
 		(void)raw;
 		(void)n;
 
-		memset(&call, 0, sizeof(call));
-		call.xid = 0x77;
-		call.prog = NFS4_PROGRAM;
-		call.vers = NFS_V4;
-		call.proc = NFSPROC4_COMPOUND;
-		call.cred.flavor = AUTH_SYS;
-		snprintf(call.cred.sys.machinename, sizeof(call.cred.sys.machinename), "mds-test");
+		compound_call(&call, 0x77);
 		nc_op_simple(&seq, OP_SEQUENCE);
 		memcpy(sa->sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
 		sa->sa_sequenceid = ++c->slot_seq;
@@ -259,12 +266,7 @@ static void test_compound_level_errors(void)
 			CU_ASSERT(xdr_opaque(&m.xdr, (char *)&bogus, 4));
 			e.nops++;
 		}
-		CU_ASSERT_EQUAL(proto_compound_end(&e), 0);
-		CU_ASSERT_EQUAL(proto_msg_finish(&m, &wire, &wlen), 0);
-		CU_ASSERT_EQUAL(nc_send_bytes(c, wire, wlen), 0);
-		proto_msg_destroy(&m);
-		CU_ASSERT_EQUAL_FATAL(nc_recv_reply(c, &rec, &rl), 0);
-		CU_ASSERT_EQUAL(proto_rpc_reply_decode(rec, rl, &r, &off), 0);
+		send_raw(c, &m, &e, &rec, &rl, &off);
 		CU_ASSERT_EQUAL(proto_compound_res_decode((uint8_t *)rec + off, rl - off, &res), 0);
 		CU_ASSERT_EQUAL(res.res.status, NFS4ERR_OP_ILLEGAL);
 		CU_ASSERT_EQUAL_FATAL(res.res.resarray.resarray_len, 3);

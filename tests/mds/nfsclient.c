@@ -438,20 +438,34 @@ int nc_compound(struct nc *c, const nfs_argop4 *ops, unsigned n, struct proto_co
 	return rc ? rc : nc_compound_recv(c, xid, res);
 }
 
-int nc_seq_send(struct nc *c, const nfs_argop4 *ops, unsigned n, uint32_t *xid)
+/* SEQUENCE (slot 0, the session's next sequence id unless reuse_seqid) followed by the n ops, in a
+ * new array (caller frees), or NULL. */
+static nfs_argop4 *with_sequence(struct nc *c, const nfs_argop4 *ops, unsigned n, int cachethis, int reuse_seqid)
 {
 	nfs_argop4 *all = calloc(n + 1, sizeof(*all));
 	SEQUENCE4args *sa;
+
+	if (!all)
+		return NULL;
+	all[0].argop = OP_SEQUENCE;
+	sa = &all[0].nfs_argop4_u.opsequence;
+	memcpy(sa->sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
+	if (!reuse_seqid)
+		c->slot_seq++;
+	sa->sa_sequenceid = c->slot_seq;
+	sa->sa_cachethis = cachethis ? TRUE : FALSE;
+	if (n)
+		memcpy(all + 1, ops, n * sizeof(*ops));
+	return all;
+}
+
+int nc_seq_send(struct nc *c, const nfs_argop4 *ops, unsigned n, uint32_t *xid)
+{
+	nfs_argop4 *all = with_sequence(c, ops, n, 0, 0);
 	int rc;
 
 	if (!all)
 		return -ENOMEM;
-	all[0].argop = OP_SEQUENCE;
-	sa = &all[0].nfs_argop4_u.opsequence;
-	memcpy(sa->sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
-	sa->sa_sequenceid = ++c->slot_seq;
-	if (n)
-		memcpy(all + 1, ops, n * sizeof(*ops));
 	rc = nc_compound_send(c, all, n + 1, xid);
 	free(all);
 	return rc;
@@ -460,23 +474,11 @@ int nc_seq_send(struct nc *c, const nfs_argop4 *ops, unsigned n, uint32_t *xid)
 int nc_seq_opts(struct nc *c, const nfs_argop4 *ops, unsigned n, int cachethis, int reuse_seqid,
 		struct proto_compound_res *res)
 {
-	nfs_argop4 *all = calloc(n + 1, sizeof(*all));
-	SEQUENCE4args *sa;
+	nfs_argop4 *all = with_sequence(c, ops, n, cachethis, reuse_seqid);
 	int rc;
 
 	if (!all)
 		return -ENOMEM;
-	all[0].argop = OP_SEQUENCE;
-	sa = &all[0].nfs_argop4_u.opsequence;
-	memcpy(sa->sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
-	if (!reuse_seqid)
-		c->slot_seq++;
-	sa->sa_sequenceid = c->slot_seq;
-	sa->sa_slotid = 0;
-	sa->sa_highest_slotid = 0;
-	sa->sa_cachethis = cachethis ? TRUE : FALSE;
-	if (n)
-		memcpy(all + 1, ops, n * sizeof(*ops));
 	rc = nc_compound(c, all, n + 1, res);
 	free(all);
 	/* A SEQUENCE that failed did not use the slot: the next request reuses its sequence id. */
