@@ -1,6 +1,8 @@
 /* Test helpers for the client suites: nfs-ganesha under the harness's control, a cuttable TCP relay,
  * file utilities. Ganesha is the real Debian daemon with FSAL VFS; nothing here imitates a server. */
 #include "tests/client/helpers.h"
+
+#include "client/pnfs.h"
 #include "tests/harness.h"
 #include "tests/lab.h"
 
@@ -606,4 +608,34 @@ int ct_relay_opts(const struct test_lab *lab, struct ct_proxy *px, const char *i
 		n += (size_t)snprintf(opts + n, len - n, " --device '%s'", url);
 	}
 	return n < len ? 0 : -1;
+}
+
+void ct_lab_devices(struct pnfs_opts *o, const struct test_lab *lab, const char **urls)
+{
+	for (int i = 0; i < lab->nluns; i++)
+		urls[i] = lab->urls[i];
+	o->devices = urls;
+	o->ndevices = (unsigned)lab->nluns;
+}
+
+struct pnfs_context *ct_mount(const struct pnfs_opts *o, int port, const char *path)
+{
+	struct pnfs_context *ctx = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(o, &ctx), 0);
+	if (pnfs_mount(ctx, "127.0.0.1", port, path) != 0) {
+		fprintf(stderr, "mount: %s\n", pnfs_get_error(ctx));
+		pnfs_context_destroy(ctx);
+		CU_FAIL_FATAL("mount");
+	}
+	return ctx;
+}
+
+void ct_unmount(struct pnfs_context *ctx)
+{
+	if (pnfs_umount(ctx) != 0) {
+		fprintf(stderr, "\n  umount: %s\n", pnfs_get_error(ctx));
+		CU_FAIL("umount");
+	}
+	pnfs_context_destroy(ctx);
 }

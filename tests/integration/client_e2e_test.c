@@ -79,27 +79,17 @@ static int suite_clean(void)
 static struct pnfs_context *client_at(const char *initiator, int mds_io, int port, const struct pnfs_opts *tune)
 {
 	struct pnfs_opts o;
-	struct pnfs_context *ctx;
 	const char *urls[LAB_MAX_LUNS];
 
-	for (int i = 0; i < lab->nluns; i++)
-		urls[i] = lab->urls[i];
 	pnfs_opts_init(&o);
 	if (tune) {
 		o.slots = tune->slots;
 		o.timeout_ms = tune->timeout_ms;
 	}
-	o.devices = urls;
-	o.ndevices = (unsigned)lab->nluns;
+	ct_lab_devices(&o, lab, urls);
 	o.initiator_name = initiator;
 	o.mds_io = mds_io;
-	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
-	if (pnfs_mount(ctx, "127.0.0.1", port ? port : mds->port, "/") != 0) {
-		fprintf(stderr, "mount: %s\n", pnfs_get_error(ctx));
-		pnfs_context_destroy(ctx);
-		CU_FAIL_FATAL("mount");
-	}
-	return ctx;
+	return ct_mount(&o, port ? port : mds->port, "/");
 }
 
 static struct pnfs_context *client(const char *initiator, int mds_io)
@@ -107,14 +97,7 @@ static struct pnfs_context *client(const char *initiator, int mds_io)
 	return client_at(initiator, mds_io, 0, NULL);
 }
 
-static void client_done(struct pnfs_context *ctx)
-{
-	if (pnfs_umount(ctx) != 0) {
-		fprintf(stderr, "\n  umount: %s\n", pnfs_get_error(ctx));
-		CU_FAIL("umount");
-	}
-	pnfs_context_destroy(ctx);
-}
+#define client_done(ctx) ct_unmount(ctx)
 
 /* One counter from pnfs-mds's metrics endpoint (GET /metrics), or UINT64_MAX. */
 static uint64_t mds_metric(const char *name)
@@ -1124,8 +1107,7 @@ static void test_silent_portal(void)
 	o.nportals = 2;
 	o.initiator_name = INITIATOR_A;
 	o.io_timeout_ms = 4000;
-	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
-	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", mds->port, "/"), 0);
+	ctx = ct_mount(&o, mds->port, "/");
 	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/silent", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh), 0);
 	CU_ASSERT_EQUAL_FATAL(pnfs_pwrite_async(ctx, fh, data, MIB, 0, ops_cb, &w), 0);
 	CU_ASSERT_FATAL(drive_until_accepted(ctx, px, 1));
@@ -1355,11 +1337,8 @@ static int truncate_own_layout_body(void)
 
 	if (!model || !buf || !back)
 		return 1;
-	for (int i = 0; i < lab->nluns; i++)
-		urls[i] = lab->urls[i];
 	pnfs_opts_init(&o);
-	o.devices = urls;
-	o.ndevices = (unsigned)lab->nluns;
+	ct_lab_devices(&o, lab, urls);
 	o.initiator_name = INITIATOR_A;
 	if (pnfs_context_create(&o, &ctx) != 0)
 		return 2;

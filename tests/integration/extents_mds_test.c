@@ -93,12 +93,11 @@ static int suite_init(void)
 
 	snprintf(dir, sizeof(dir), "%s", test_tmpdir("extents-mds"));
 	content = calloc(1, FILE_SIZE);
-	lab = lab_up(NLUNS, "64M", NULL);
-	if (!lab || !content) {
-		snprintf(why, sizeof(why), "no tgtd lab");
+	if (!content) {
+		snprintf(why, sizeof(why), "out of memory");
 		return 0;
 	}
-	mds = tmds_up(lab, "--stripe-unit 256K", NULL, why, sizeof(why));
+	mds = tmds_lab_up(&lab, NLUNS, "64M", NULL, "--stripe-unit 256K", why, sizeof(why), "%s", "");
 	if (!mds)
 		return 0;
 	if (write_file() != 0) {
@@ -115,13 +114,9 @@ static int suite_init(void)
 
 static int suite_clean(void)
 {
-	tmds_down(mds);
-	lab_down(lab);
 	free(content);
-	mds = NULL;
-	lab = NULL;
 	content = NULL;
-	return 0;
+	return tmds_lab_down(&lab, &mds);
 }
 
 #define NEED_MDS() TEST_SKIP_IF(!mds, "%s", why)
