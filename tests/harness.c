@@ -236,6 +236,13 @@ void test_cleanup_cancel(int handle)
 		cleanups[handle].active = 0;
 }
 
+void test_cleanup_finish(int handle, void (*fn)(void *), void *obj)
+{
+	test_cleanup_cancel(handle);
+	fn(obj);
+	free(obj);
+}
+
 static void run_cleanups(void)
 {
 	if (cleaning)

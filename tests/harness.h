@@ -78,6 +78,8 @@ int test_run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 
  * for test_cleanup_cancel(). The callback must be async-signal tolerant enough to fork/exec. */
 int test_cleanup_push(void (*fn)(void *), void *arg);
 void test_cleanup_cancel(int handle);
+/* The end of an object with a registered cleanup: cancel it (handle), run fn(obj) now, free obj. */
+void test_cleanup_finish(int handle, void (*fn)(void *), void *obj);
 
 /* Write text to the file path (created or truncated). Aborts the test when it cannot be opened. */
 void test_write_text(const char *path, const char *text);

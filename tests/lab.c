@@ -146,11 +146,8 @@ struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts
 
 void lab_down(struct test_lab *lab)
 {
-	if (!lab)
-		return;
-	test_cleanup_cancel(lab->cleanup_handle);
-	lab_cleanup_cb(lab);
-	free(lab);
+	if (lab)
+		test_cleanup_finish(lab->cleanup_handle, lab_cleanup_cb, lab);
 }
 
 int lab_restart(struct test_lab *lab)
@@ -398,9 +395,6 @@ void lab_sync_trace_reset(struct lab_sync_trace *t)
 
 void lab_sync_trace_stop(struct lab_sync_trace *t)
 {
-	if (!t)
-		return;
-	test_cleanup_cancel(t->cleanup_handle);
-	trace_kill(t);
-	free(t);
+	if (t)
+		test_cleanup_finish(t->cleanup_handle, trace_kill, t);
 }

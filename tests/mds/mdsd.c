@@ -59,11 +59,8 @@ struct test_mds *tmds_new(const struct test_lab *lab, const char *format_opts, c
 
 void tmds_free(struct test_mds *m)
 {
-	if (!m)
-		return;
-	test_cleanup_cancel(m->cleanup);
-	kill_cb(m);
-	free(m);
+	if (m)
+		test_cleanup_finish(m->cleanup, kill_cb, m);
 }
 
 static int can_connect(int port)
