@@ -145,6 +145,21 @@ static nfs_cb_argop4 recall_op(const uint8_t *fh, uint32_t fhlen, uint32_t seqid
 	return a;
 }
 
+/* Hand the call record rec (len bytes) to the client's backchannel and read its reply: the reply
+ * (caller frees), rlen bytes, its RPC header in rh and the body from *off on. Aborts the test when
+ * no reply comes or its header does not decode. */
+static void *call_and_reply(struct rig *r, void *rec, size_t len, struct proto_rpc_reply *rh, size_t *rlen,
+			    size_t *off)
+{
+	void *rep;
+
+	pc_cb_call(r->ctx, rec, len);
+	rep = read_reply(r, rlen);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
+	CU_ASSERT_EQUAL_FATAL(proto_rpc_reply_decode(rep, *rlen, rh, off), 0);
+	return rep;
+}
+
 /* Send a CB_COMPOUND and decode the reply; returns its status, res gets the results. */
 static int cb_call(struct rig *r, uint32_t xid, const nfs_cb_argop4 *ops, unsigned n,
 		   struct proto_cb_compound_res *res, void **raw, size_t *rawlen)
@@ -154,10 +169,7 @@ static int cb_call(struct rig *r, uint32_t xid, const nfs_cb_argop4 *ops, unsign
 	struct proto_rpc_reply rh;
 	int st = -1;
 
-	pc_cb_call(r->ctx, rec, len);
-	rep = read_reply(r, &rlen);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
-	CU_ASSERT_EQUAL_FATAL(proto_rpc_reply_decode(rep, rlen, &rh, &off), 0);
+	rep = call_and_reply(r, rec, len, &rh, &rlen, &off);
 	CU_ASSERT_EQUAL(rh.xid, xid);
 	CU_ASSERT_EQUAL(rh.reply_stat, MSG_ACCEPTED);
 	CU_ASSERT_EQUAL_FATAL(rh.accept_stat, SUCCESS);
@@ -385,10 +397,7 @@ static void expect_rpc_error(struct rig *r, uint32_t prog, uint32_t vers, uint32
 	void *rec = call_rec(400, prog, vers, proc, 1, NULL, 0, &len), *rep;
 	struct proto_rpc_reply rh;
 
-	pc_cb_call(r->ctx, rec, len);
-	rep = read_reply(r, &rlen);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
-	CU_ASSERT_EQUAL(proto_rpc_reply_decode(rep, rlen, &rh, &off), 0);
+	rep = call_and_reply(r, rec, len, &rh, &rlen, &off);
 	CU_ASSERT_EQUAL(rh.reply_stat, MSG_ACCEPTED);
 	CU_ASSERT_EQUAL(rh.accept_stat, accept_stat);
 	free(rep);

@@ -74,6 +74,36 @@ static int has_line(const char *out, const char *key, const char *value, const c
 	return 0;
 }
 
+struct conf_line {
+	const char *key, *value, *from;
+};
+
+static const struct conf_line from_env[] = {
+	{ "io-timeout", "9", "PNFS_IO_TIMEOUT" },
+	{ "portal", "iscsi://a:1", "PNFS_PORTAL" },
+	{ "portal", "iscsi://b:2", "PNFS_PORTAL" },
+	{ "initiator", "iqn.2021-02.env:x", "PNFS_INITIATOR" },
+};
+
+static const struct conf_line from_flags[] = {
+	{ "io-timeout", "3", "--io-timeout" },
+	{ "device", "/dev/sdz", "--device" },
+	{ "initiator", "iqn.2022-03.flag:y", "--initiator" },
+};
+
+/* pnfs ARGS run with env: it succeeds, shows the n lines, and absent appears nowhere in what it says. */
+static void expect_config(const char *env, const char *args, const struct conf_line *lines, size_t n,
+			  const char *absent)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL(pnfs(&out, env, args), 0);
+	for (size_t i = 0; i < n; i++)
+		CU_ASSERT(has_line(out, lines[i].key, lines[i].value, lines[i].from));
+	CU_ASSERT_PTR_NULL(strstr(out, absent));
+	free(out);
+}
+
 static void test_precedence(void)
 {
 	char *out = NULL, from[500];
@@ -128,23 +158,12 @@ static void test_precedence(void)
 	}
 
 	/* the environment over the files; lists split at blanks and commas */
-	CU_ASSERT_EQUAL(pnfs(&out, "PNFS_IO_TIMEOUT=9 PNFS_PORTAL='iscsi://a:1,iscsi://b:2' PNFS_INITIATOR=iqn.2021-02.env:x",
-			     "config"), 0);
-	CU_ASSERT(has_line(out, "io-timeout", "9", "PNFS_IO_TIMEOUT"));
-	CU_ASSERT(has_line(out, "portal", "iscsi://a:1", "PNFS_PORTAL"));
-	CU_ASSERT(has_line(out, "portal", "iscsi://b:2", "PNFS_PORTAL"));
-	CU_ASSERT(has_line(out, "initiator", "iqn.2021-02.env:x", "PNFS_INITIATOR"));
-	CU_ASSERT_PTR_NULL(strstr(out, "192.168.0.9"));
-	free(out);
-
+	expect_config("PNFS_IO_TIMEOUT=9 PNFS_PORTAL='iscsi://a:1,iscsi://b:2' PNFS_INITIATOR=iqn.2021-02.env:x", "config",
+		      from_env, sizeof(from_env) / sizeof(from_env[0]), "192.168.0.9");
 	/* flags over everything, before or after the command */
-	CU_ASSERT_EQUAL(pnfs(&out, "PNFS_IO_TIMEOUT=9 PNFS_DEVICE=/dev/sdq",
-			     "--io-timeout 3 config --device /dev/sdz --initiator iqn.2022-03.flag:y"), 0);
-	CU_ASSERT(has_line(out, "io-timeout", "3", "--io-timeout"));
-	CU_ASSERT(has_line(out, "device", "/dev/sdz", "--device"));
-	CU_ASSERT(has_line(out, "initiator", "iqn.2022-03.flag:y", "--initiator"));
-	CU_ASSERT_PTR_NULL(strstr(out, "/dev/sdq"));
-	free(out);
+	expect_config("PNFS_IO_TIMEOUT=9 PNFS_DEVICE=/dev/sdq",
+		      "--io-timeout 3 config --device /dev/sdz --initiator iqn.2022-03.flag:y", from_flags,
+		      sizeof(from_flags) / sizeof(from_flags[0]), "/dev/sdq");
 	CU_ASSERT_EQUAL(pnfs(&out, NULL, "config extra"), 2);
 	free(out);
 }
