@@ -122,23 +122,9 @@ static int all_zero(const unsigned char *b, size_t n)
 
 /* ==== block layouts ========================================================================== */
 
-static struct test_lab *lab;
-static struct test_mds *mds;
-
-static int block_init(void)
-{
-	char why[64];
-
-	/* Block-volume layouts only: the LUNs stay open to every initiator. A short grace after the
-	 * restart of the reclaim test. */
-	mds = tmds_lab_up(&lab, 4, "16M", NULL, "--stripe-unit 64K", why, sizeof(why), "--scsi-layouts no --grace-time 3");
-	return !mds;
-}
-
-static int block_clean(void)
-{
-	return tmds_lab_down(&lab, &mds);
-}
+/* Block-volume layouts only: the LUNs stay open to every initiator. A short grace after the restart
+ * of the reclaim test. */
+TMDS_SUITE(block_init, block_clean, 4, "16M", "--stripe-unit 64K", "--scsi-layouts no --grace-time 3")
 
 static void test_write_commit_read(void)
 {

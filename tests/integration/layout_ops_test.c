@@ -26,26 +26,12 @@
 #define RW LAYOUTIOMODE4_RW
 #define ANY LAYOUTIOMODE4_ANY
 
-static struct test_lab *lab;
-static struct test_mds *mds;
 static int mport;
 
-static int suite_init(void)
-{
-	char why[64];
-
-	mport = test_free_port();
-	/* SCSI layouts forced on: GETDEVICELIST and LAYOUTCOMMIT of SCSI type are checked too (with its
-	 * default the server offers none on tgt, which refuses APTPL: integration/scsi_layouts) */
-	mds = tmds_lab_up(&lab, 4, "32M", NULL, "--stripe-unit 64K", why, sizeof(why),
-			  "--metrics-port %d --scsi-layouts yes", mport);
-	return !mds;
-}
-
-static int suite_clean(void)
-{
-	return tmds_lab_down(&lab, &mds);
-}
+/* SCSI layouts forced on: GETDEVICELIST and LAYOUTCOMMIT of SCSI type are checked too (with its
+ * default the server offers none on tgt, which refuses APTPL: integration/scsi_layouts) */
+TMDS_SUITE(suite_init, suite_clean, 4, "32M", "--stripe-unit 64K", "--metrics-port %d --scsi-layouts yes",
+	   mport = test_free_port())
 
 static struct nc *client(const char *owner)
 {

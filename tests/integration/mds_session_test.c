@@ -15,21 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static struct test_lab *lab;
-static struct test_mds *mds;
-
-static int suite_init(void)
-{
-	char why[64];
-
-	mds = tmds_lab_up(&lab, 1, "32M", NULL, "--concat", why, sizeof(why), "--lease-time 3 --grace-time 4");
-	return !mds;
-}
-
-static int suite_clean(void)
-{
-	return tmds_lab_down(&lab, &mds);
-}
+TMDS_SUITE(suite_init, suite_clean, 1, "32M", "--concat", "--lease-time 3 --grace-time 4")
 
 /* Wait while keeping c's lease alive (the suite runs with a 3 s lease). */
 static void idle_renewing(struct nc *c, int seconds)

@@ -44,6 +44,20 @@ struct test_mds *tmds_lab_up(struct test_lab **labp, int nluns, const char *size
 	__attribute__((format(printf, 8, 9)));
 /* tmds_down(*mdsp), then lab_down(*labp); both set to NULL. Returns 0, what a suite's clean returns. */
 int tmds_lab_down(struct test_lab **labp, struct test_mds **mdsp);
+/* A suite's lab and server as the file's statics lab and mds: init brings them up with tmds_lab_up
+ * (no lab options; the server's arguments from the printf arguments after format_opts) and fails the
+ * suite when they do not start, clean takes them down. */
+#define TMDS_SUITE(init, clean, nluns, size, format_opts, ...)                                           \
+	static struct test_lab *lab;                                                                     \
+	static struct test_mds *mds;                                                                     \
+	static int init(void)                                                                            \
+	{                                                                                                \
+		char why_[64];                                                                           \
+		mds = tmds_lab_up(&lab, nluns, size, NULL, format_opts, why_, sizeof(why_), __VA_ARGS__); \
+		return !mds;                                                                             \
+	}                                                                                                \
+	static int clean(void) { return tmds_lab_down(&lab, &mds); }
+
 /* The daemon's log so far (caller frees), for failure messages and checks. */
 char *tmds_log(const struct test_mds *m);
 
