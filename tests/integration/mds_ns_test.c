@@ -422,6 +422,20 @@ static struct test_mds *export_server(const struct test_lab *elab, const char *r
 	return tmds_up(elab, "--force --concat", args, why, sizeof(why));
 }
 
+/* A client named owner of a new export_server(elab, rule), which goes into *m. Aborts the test when
+ * either does not start. */
+static struct nc *export_client(const struct test_lab *elab, const char *rule, const char *owner,
+				struct test_mds **m)
+{
+	struct nc *e;
+
+	*m = export_server(elab, rule);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(*m);
+	e = nc_connect((*m)->port);
+	CU_ASSERT_EQUAL_FATAL(nc_setup(e, owner), 0);
+	return e;
+}
+
 static void test_export_rules(void)
 {
 	struct nc_fh root, fh;
@@ -432,29 +446,20 @@ static void test_export_rules(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(elab);
 	/* Read-only: lookups work, changes are ROFS. (Each server formats the LUN anew.) */
-	m = export_server(elab, "127.0.0.1 ro,no_root_squash");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-	e = nc_connect(m->port);
-	CU_ASSERT_EQUAL_FATAL(nc_setup(e, "ro-client"), 0);
+	e = export_client(elab, "127.0.0.1 ro,no_root_squash", "ro-client", &m);
 	CU_ASSERT_EQUAL(nc_rootfh(e, &root), 0);
 	CU_ASSERT_EQUAL(nc_mkdir(e, &root, "nope", 0755, NULL), NFS4ERR_ROFS);
 	CU_ASSERT_EQUAL(nc_open(e, &root, "nope", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &fh, &sid), NFS4ERR_ROFS);
 	nc_free(e);
 	tmds_down(m);
 	/* Root squashed: uid 0 acts as nobody, and cannot create in root's 0755 root. */
-	m = export_server(elab, "127.0.0.0/8 rw,root_squash");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-	e = nc_connect(m->port);
-	CU_ASSERT_EQUAL_FATAL(nc_setup(e, "squashed"), 0);
+	e = export_client(elab, "127.0.0.0/8 rw,root_squash", "squashed", &m);
 	CU_ASSERT_EQUAL(nc_rootfh(e, &root), 0);
 	CU_ASSERT_EQUAL(nc_mkdir(e, &root, "nope", 0755, NULL), NFS4ERR_ACCESS);
 	nc_free(e);
 	tmds_down(m);
 	/* A network that is not ours: no access to any filehandle. */
-	m = export_server(elab, "10.0.0.0/8 rw");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-	e = nc_connect(m->port);
-	CU_ASSERT_EQUAL_FATAL(nc_setup(e, "stranger"), 0);
+	e = export_client(elab, "10.0.0.0/8 rw", "stranger", &m);
 	CU_ASSERT_EQUAL(nc_rootfh(e, &root), NFS4ERR_ACCESS);
 	nc_free(e);
 	tmds_down(m);

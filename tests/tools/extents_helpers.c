@@ -321,3 +321,10 @@ void xt_expect_second_write(const char *out, const char *state)
 	CU_ASSERT_EQUAL(rows[1].file_off + rows[1].len, 4ull << 20);
 	CU_ASSERT_STRING_EQUAL(rows[1].state, "NONE");
 }
+
+void xt_expect_file_summary(const char *out)
+{
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "stripe of 4 LUNs, unit 256.0 KiB"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "9437307 bytes"));
+}
