@@ -95,27 +95,26 @@ static void roundtrip_cb(void)
 	samples_free();
 }
 
+/* Whether the sample list cases (ended by op 0) holds op. */
+static int has_sample(const struct sample_case *cases, uint32_t op)
+{
+	for (const struct sample_case *c = cases; c->op; c++)
+		if (c->op == op)
+			return 1;
+	return 0;
+}
+
 /* Every operation and callback the issue lists has an argument and a result sample. */
 static void issue_ops_covered(void)
 {
 	for (const uint32_t *op = sample_issue_ops; *op; op++) {
-		int arg = 0, res = 0;
-		for (const struct sample_case *c = sample_arg_cases; c->op; c++)
-			arg |= c->op == *op;
-		for (const struct sample_case *c = sample_res_cases; c->op; c++)
-			res |= c->op == *op;
-		if (!arg || !res)
+		int both = has_sample(sample_arg_cases, *op) && has_sample(sample_res_cases, *op);
+		if (!both)
 			fprintf(stderr, "no sample for %s\n", proto_opnum4_name(*op));
-		CU_ASSERT(arg && res);
+		CU_ASSERT(both);
 	}
-	for (const uint32_t *op = sample_issue_cb_ops; *op; op++) {
-		int arg = 0, res = 0;
-		for (const struct sample_case *c = sample_cb_arg_cases; c->op; c++)
-			arg |= c->op == *op;
-		for (const struct sample_case *c = sample_cb_res_cases; c->op; c++)
-			res |= c->op == *op;
-		CU_ASSERT(arg && res);
-	}
+	for (const uint32_t *op = sample_issue_cb_ops; *op; op++)
+		CU_ASSERT(has_sample(sample_cb_arg_cases, *op) && has_sample(sample_cb_res_cases, *op));
 }
 
 /* Beyond equal bytes: the decoded fields are the ones we put in. */
