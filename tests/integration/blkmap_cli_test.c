@@ -32,6 +32,16 @@ static int run(char **out, const char *args)
 	return test_run(out, "'%s' %s 2>&1", test_bin("blkmap"), args);
 }
 
+/* blkmap ARGS exits with status and says says. */
+static void run_says(const char *args, int status, const char *says)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL(run(&out, args), status);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, says));
+	free(out);
+}
+
 /* Command lines blkmap refuses as usage errors (exit 2) before it touches any device. */
 static const char *const usage_errors[] = {
 	"",
@@ -145,24 +155,14 @@ static void test_cli(void)
 	snprintf(args, sizeof(args), "show --xdr '%s' --timeout 250ms", xdr);
 	CU_ASSERT_EQUAL(run(NULL, args), 0);
 	snprintf(args, sizeof(args), "show --xdr '%s' --timeout 5000", xdr);
-	CU_ASSERT_EQUAL(run(&out, args), 2);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "it takes seconds now, not milliseconds"));
-	free(out);
-	CU_ASSERT_EQUAL(run(&out, "--help"), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: blkmap COMMAND"));
-	free(out);
+	run_says(args, 2, "it takes seconds now, not milliseconds");
+	run_says("--help", 0, "usage: blkmap COMMAND");
 	snprintf(args, sizeof(args), "show --vol '%s'", data);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "line 1: "));
-	free(out);
+	run_says(args, 1, "line 1: ");
 	snprintf(args, sizeof(args), "resolve --xdr '%s' --portal iscsi://127.0.0.1:%d", xdr, test_free_port());
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "portal iscsi://127.0.0.1:"));
-	free(out);
+	run_says(args, 1, "portal iscsi://127.0.0.1:");
 	snprintf(args, sizeof(args), "read %s --offset 100 --length 512", common);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "not whole 512-byte blocks"));
-	free(out);
+	run_says(args, 1, "not whole 512-byte blocks");
 	free(src);
 	free(chk);
 	lab_down(lab);
