@@ -236,6 +236,13 @@ void test_cleanup_cancel(int handle)
 		cleanups[handle].active = 0;
 }
 
+void test_cleanup_finish(int handle, void (*fn)(void *), void *obj)
+{
+	test_cleanup_cancel(handle);
+	fn(obj);
+	free(obj);
+}
+
 static void run_cleanups(void)
 {
 	if (cleaning)
@@ -272,6 +279,28 @@ static void on_signal(int sig)
 	if (sig == SIGALRM)
 		_exit(1);
 	raise(sig);
+}
+
+void test_write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+int test_pid_from_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int pid = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &pid) != 1)
+		pid = 0;
+	fclose(f);
+	return pid;
 }
 
 int test_is_root(void)

@@ -5,8 +5,10 @@
 #define TESTS_HARNESS_H
 
 #include <CUnit/CUnit.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct test_case {
 	const char *name;
@@ -43,6 +45,15 @@ int test_skipped(void);
 		}                        \
 	} while (0)
 
+/* In a function taking (..., fmt, ...): its arguments after fmt, formatted into the array buf. */
+#define TEST_VFORMAT(buf, fmt)                                \
+	do {                                                   \
+		va_list test_ap_;                              \
+		va_start(test_ap_, fmt);                       \
+		vsnprintf((buf), sizeof(buf), (fmt), test_ap_); \
+		va_end(test_ap_);                              \
+	} while (0)
+
 /* Paths: the build's bin directory and the source top, from PNFS_BIN / PNFS_TOP. */
 const char *test_bin_dir(void);
 const char *test_top_dir(void);
@@ -67,6 +78,14 @@ int test_run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 
  * for test_cleanup_cancel(). The callback must be async-signal tolerant enough to fork/exec. */
 int test_cleanup_push(void (*fn)(void *), void *arg);
 void test_cleanup_cancel(int handle);
+/* The end of an object with a registered cleanup: cancel it (handle), run fn(obj) now, free obj. */
+void test_cleanup_finish(int handle, void (*fn)(void *), void *obj);
+
+/* Write text to the file path (created or truncated). Aborts the test when it cannot be opened. */
+void test_write_text(const char *path, const char *text);
+
+/* The process id written in the file path (a daemon's pid file), or 0 when there is none. */
+int test_pid_from_file(const char *path);
 
 /* Whether the runner is root (network namespaces, loop devices). */
 int test_is_root(void);

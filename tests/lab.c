@@ -47,6 +47,23 @@ static int read_state_value(const char *dir, const char *key, char *val, size_t 
 	return found ? 0 : -1;
 }
 
+/* " OPTION 'WORD'" appended to buf for each blank-separated word of words (NULL: none). */
+static void add_each_word(char *buf, size_t len, const char *option, const char *words)
+{
+	char w[300], *save = NULL;
+
+	if (!words)
+		return;
+	snprintf(w, sizeof(w), "%s", words);
+	for (char *i = strtok_r(w, " ", &save); i; i = strtok_r(NULL, " ", &save))
+		snprintf(buf + strlen(buf), len - strlen(buf), " %s '%s'", option, i);
+}
+
+int lab_value(const struct test_lab *lab, const char *key, char *val, size_t len)
+{
+	return read_state_value(lab->dir, key, val, len);
+}
+
 struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts)
 {
 	struct lab_opts none = { 0 };
@@ -69,20 +86,10 @@ struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts
 		strcat(extra, " --tgtd-malloc stock");
 	if (opts->chap)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " --chap '%s'", opts->chap);
-	if (opts->initiator) {
-		char il[300], *save = NULL;
-		snprintf(il, sizeof(il), "%s", opts->initiator);
-		for (char *i = strtok_r(il, " ", &save); i; i = strtok_r(NULL, " ", &save))
-			snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " --initiator '%s'", i);
-	}
+	add_each_word(extra, sizeof(extra), "--initiator", opts->initiator);
 	if (opts->portal)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " --portal '%s'", opts->portal);
-	if (opts->params) {
-		char pl[200], *save = NULL;
-		snprintf(pl, sizeof(pl), "%s", opts->params);
-		for (char *kv = strtok_r(pl, " ", &save); kv; kv = strtok_r(NULL, " ", &save))
-			snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " --param '%s'", kv);
-	}
+	add_each_word(extra, sizeof(extra), "--param", opts->params);
 
 	for (int attempt = 0; attempt < 5; attempt++) {
 		lab->port = test_free_port();
@@ -139,11 +146,8 @@ struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts
 
 void lab_down(struct test_lab *lab)
 {
-	if (!lab)
-		return;
-	test_cleanup_cancel(lab->cleanup_handle);
-	lab_cleanup_cb(lab);
-	free(lab);
+	if (lab)
+		test_cleanup_finish(lab->cleanup_handle, lab_cleanup_cb, lab);
 }
 
 int lab_restart(struct test_lab *lab)
@@ -391,9 +395,6 @@ void lab_sync_trace_reset(struct lab_sync_trace *t)
 
 void lab_sync_trace_stop(struct lab_sync_trace *t)
 {
-	if (!t)
-		return;
-	test_cleanup_cancel(t->cleanup_handle);
-	trace_kill(t);
-	free(t);
+	if (t)
+		test_cleanup_finish(t->cleanup_handle, trace_kill, t);
 }

@@ -36,6 +36,10 @@ struct lab_opts {
  * (with a message on stderr). The lab is registered for cleanup; free with lab_down(). */
 struct test_lab *lab_up(int nluns, const char *size, const struct lab_opts *opts);
 
+/* The value of KEY in the lab's state file (lab.env: LAB_PID, LAB_IQN, ...) into val:
+ * 0, or -1 when the file or the key is missing. */
+int lab_value(const struct test_lab *lab, const char *key, char *val, size_t len);
+
 /* Stop the lab, remove its LUN files (san-lab down --wipe) and free it. Safe on NULL. */
 void lab_down(struct test_lab *lab);
 

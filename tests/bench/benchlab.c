@@ -1,5 +1,9 @@
 #include "tests/bench/benchlab.h"
 
+#include "blkmap/blkmap.h"
+#include "blkmap/blkmap_xdr.h"
+#include "client/pnfs.h"
+
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -218,4 +222,111 @@ double benchlab_median(double *v, int n)
 		return -1;
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int sig_matches(struct blkmap_dev *dev, const struct blkmap_sig_comp *c)
+{
+	uint64_t size = blkmap_dev_size_bytes(dev), bs = blkmap_dev_block_bytes(dev), off, a, z;
+	uint8_t *buf;
+	int ok;
+
+	off = c->offset_bytes < 0 ? size - (uint64_t)(-c->offset_bytes) : (uint64_t)c->offset_bytes;
+	/* whole device blocks around the component */
+	a = off / bs * bs;
+	z = (off + c->len + bs - 1) / bs * bs;
+	buf = malloc(z - a);
+	ok = buf && blkmap_dev_pread(dev, buf, z - a, a) == 0 && memcmp(buf + (off - a), c->bytes, c->len) == 0;
+	free(buf);
+	return ok;
+}
+
+int benchlab_bind_registered(struct blkmap_ctx *ctx, struct benchlab *l, struct blkmap_vol *vol, uint64_t key)
+{
+	struct blkmap_dev *devs[BENCHLAB_MAX_LUNS] = { 0 };
+	int rc = 0;
+
+	for (int i = 0; i < l->n && !rc; i++) {
+		if (blkmap_dev_open(ctx, l->urls[i], 0, &devs[i]) < 0 || blkmap_pr_register(devs[i], 0, key, 1) < 0) {
+			fprintf(stderr, "%s: %s: %s\n", progname, l->urls[i], blkmap_errstr(ctx));
+			rc = -1;
+		}
+	}
+	for (uint32_t v = 0; v < blkmap_vol_count(vol) && !rc; v++) {
+		int found = 0;
+		if (blkmap_vol_type(vol, v) != BLKMAP_VOL_SIMPLE)
+			continue;
+		for (int i = 0; i < l->n && !found; i++) {
+			int all = 1;
+			for (unsigned k = 0; k < blkmap_vol_nsig(vol, v) && all; k++)
+				all = sig_matches(devs[i], blkmap_vol_sig(vol, v, k));
+			if (all && blkmap_vol_bind(vol, v, devs[i]) == 0)
+				found = 1;
+		}
+		if (!found) {
+			fprintf(stderr, "%s: volume %u matches none of the lab's LUNs\n", progname, v);
+			rc = -1;
+		}
+	}
+	for (int i = 0; i < l->n; i++)
+		if (devs[i])
+			blkmap_dev_close(devs[i]);
+	return rc ? rc : blkmap_vol_validate(vol);
+}
+
+struct pnfs_context *benchlab_client(struct benchlab *l, const char *initiator, unsigned queue_depth)
+{
+	const char *devs[BENCHLAB_MAX_LUNS];
+	struct pnfs_opts o;
+	struct pnfs_context *pc;
+
+	for (int i = 0; i < l->n; i++)
+		devs[i] = l->urls[i];
+	pnfs_opts_init(&o);
+	o.devices = devs;
+	o.ndevices = (unsigned)l->n;
+	o.initiator_name = initiator;
+	if (queue_depth)
+		o.queue_depth = queue_depth;
+	if (pnfs_context_create(&o, &pc) < 0)
+		return NULL;
+	if (pnfs_mount(pc, "127.0.0.1", l->mds_port, "/") < 0) {
+		fprintf(stderr, "%s: mount: %s\n", progname, pnfs_get_error(pc));
+		pnfs_context_destroy(pc);
+		return NULL;
+	}
+	return pc;
+}
+
+double benchlab_proc_cpu_s(pid_t pid)
+{
+	char path[64], line[2048], *p;
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL; /* the command name may hold spaces */
+	fclose(f);
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+long benchlab_proc_rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			kib = strtol(line + 6, NULL, 10);
+	fclose(f);
+	return kib;
 }

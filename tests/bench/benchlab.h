@@ -39,6 +39,22 @@ int benchlab_start(struct benchlab *l, const char *shape);
 int benchlab_start_mds(struct benchlab *l, const char *extra_opt, const char *extra_val);
 void benchlab_stop(struct benchlab *l);
 
+struct blkmap_ctx;
+struct blkmap_vol;
+struct pnfs_context;
+/* Open every LUN of the lab, register the PR key key on it (once a client has asked for a SCSI layout
+ * the MDS holds EXCLUSIVE ACCESS - REGISTRANTS ONLY: only registered initiators read or write), bind
+ * each simple leaf of vol to the LUN whose bytes match its signature, and validate vol. 0 or -1 (the
+ * reason on stderr). */
+int benchlab_bind_registered(struct blkmap_ctx *ctx, struct benchlab *l, struct blkmap_vol *vol, uint64_t key);
+/* A libpnfs context mounted on the lab's pnfs-mds as initiator, with every LUN of the lab as a device
+ * and queue_depth commands in flight per LUN (0: the default). NULL on failure (the reason on stderr).
+ * Caller unmounts and destroys it. */
+struct pnfs_context *benchlab_client(struct benchlab *l, const char *initiator, unsigned queue_depth);
+/* A process's CPU seconds (user + system, /proc/PID/stat) and resident KiB (VmRSS); -1 when unknown. */
+double benchlab_proc_cpu_s(pid_t pid);
+long benchlab_proc_rss_kib(pid_t pid);
+
 /* The median of n values (sorted in place); -1 when n is 0. */
 double benchlab_median(double *v, int n);
 

@@ -9,6 +9,7 @@
  * (shaped). --plain, --shaped, --hosts N run a part; BENCH_VERBOSE=1 prints every round. */
 #include "blkmap/blkmap.h"
 #include "tests/bench/benchlab.h"
+#include "tests/lab_iscsi.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -227,31 +228,6 @@ static void raw_cb(struct iscsi_context *isc, int status, void *data, void *priv
 	scsi_free_scsi_task(data);
 }
 
-static struct iscsi_context *raw_connect(const char *urlstr, int *lun)
-{
-	struct iscsi_context *isc = iscsi_create_context(INITIATOR);
-	struct iscsi_url *u;
-
-	if (!isc)
-		return NULL;
-	u = iscsi_parse_full_url(isc, urlstr);
-	if (!u) {
-		iscsi_destroy_context(isc);
-		return NULL;
-	}
-	iscsi_set_targetname(isc, u->target);
-	iscsi_set_session_type(isc, ISCSI_SESSION_NORMAL);
-	iscsi_set_header_digest(isc, ISCSI_HEADER_DIGEST_NONE_CRC32C);
-	*lun = u->lun;
-	if (iscsi_full_connect_sync(isc, u->portal, u->lun) != 0) {
-		iscsi_destroy_url(u);
-		iscsi_destroy_context(isc);
-		return NULL;
-	}
-	iscsi_destroy_url(u);
-	return isc;
-}
-
 /* One pass of per_lun bytes from block 2048 (1 MiB) of each of the n sessions, QD commands each, all in
  * one poll loop; the failures counted in r[i].failed */
 static void raw_pass(struct rawlun *r, int n, int write, uint64_t per_lun, size_t req, uint8_t *mem0)
@@ -311,7 +287,7 @@ static double raw_run(const struct benchlab *l, int n, int write, uint64_t per_l
 	if (!mem0)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		r[i].isc = raw_connect(l->urls[i], &r[i].lun);
+		r[i].isc = lab_iscsi_connect(l->urls[i], INITIATOR, &r[i].lun);
 		if (!r[i].isc) {
 			fprintf(stderr, "bench-blkmap: raw connect to %s failed\n", l->urls[i]);
 			for (int k = 0; k < i; k++)

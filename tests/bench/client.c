@@ -138,59 +138,6 @@ static void pump_cb(struct blkmap_ctx *ctx, int status, const struct blkmap_io_r
 		p->err = status;
 }
 
-/* Open every LUN, register the engine's PR key on it (once a client has asked for a SCSI layout the
- * MDS holds EXCLUSIVE ACCESS - REGISTRANTS ONLY: only registered initiators read or write), and bind
- * each simple leaf of the pool's volume to the LUN whose bytes match its signature. */
-static int sig_matches(struct blkmap_dev *dev, const struct blkmap_sig_comp *c)
-{
-	uint64_t size = blkmap_dev_size_bytes(dev), bs = blkmap_dev_block_bytes(dev), off, a, z;
-	uint8_t *buf;
-	int ok;
-
-	off = c->offset_bytes < 0 ? size - (uint64_t)(-c->offset_bytes) : (uint64_t)c->offset_bytes;
-	/* whole device blocks around the component */
-	a = off / bs * bs;
-	z = (off + c->len + bs - 1) / bs * bs;
-	buf = malloc(z - a);
-	ok = buf && blkmap_dev_pread(dev, buf, z - a, a) == 0 && memcmp(buf + (off - a), c->bytes, c->len) == 0;
-	free(buf);
-	return ok;
-}
-
-static int bind_registered(struct blkmap_ctx *ctx, struct benchlab *l, struct blkmap_vol *vol)
-{
-	struct blkmap_dev *devs[MAX_LUNS] = { 0 };
-	int rc = 0;
-
-	for (int i = 0; i < l->n && !rc; i++) {
-		if (blkmap_dev_open(ctx, l->urls[i], 0, &devs[i]) < 0 ||
-		    blkmap_pr_register(devs[i], 0, ENGINE_KEY, 1) < 0) {
-			fprintf(stderr, "bench-client: %s: %s\n", l->urls[i], blkmap_errstr(ctx));
-			rc = -1;
-		}
-	}
-	for (uint32_t v = 0; v < blkmap_vol_count(vol) && !rc; v++) {
-		int found = 0;
-		if (blkmap_vol_type(vol, v) != BLKMAP_VOL_SIMPLE)
-			continue;
-		for (int i = 0; i < l->n && !found; i++) {
-			int all = 1;
-			for (unsigned k = 0; k < blkmap_vol_nsig(vol, v) && all; k++)
-				all = sig_matches(devs[i], blkmap_vol_sig(vol, v, k));
-			if (all && blkmap_vol_bind(vol, v, devs[i]) == 0)
-				found = 1;
-		}
-		if (!found) {
-			fprintf(stderr, "bench-client: volume %u matches none of the lab's LUNs\n", v);
-			rc = -1;
-		}
-	}
-	for (int i = 0; i < l->n; i++)
-		if (devs[i])
-			blkmap_dev_close(devs[i]);
-	return rc ? rc : blkmap_vol_validate(vol);
-}
-
 /* MiB/s of the engine moving total bytes of the volume in req-byte requests, depth at a time (what
  * the pnfs command does: 8 MiB chunks, 8 in flight). */
 static double engine_rate(struct benchlab *l, int write, uint64_t total)
@@ -212,7 +159,7 @@ static double engine_rate(struct benchlab *l, int write, uint64_t total)
 		blkmap_ctx_destroy(ctx);
 		return -1;
 	}
-	if (bind_registered(ctx, l, vol) < 0) {
+	if (benchlab_bind_registered(ctx, l, vol, ENGINE_KEY) < 0) {
 		blkmap_vol_free(vol);
 		blkmap_ctx_destroy(ctx);
 		return -1;

@@ -24,113 +24,6 @@
 
 static uint64_t per_client;
 
-/* ---- the engine, registered and bound to the LUNs (as bench-client does) ----------------------- */
-
-static int sig_matches(struct blkmap_dev *dev, const struct blkmap_sig_comp *c)
-{
-	uint64_t size = blkmap_dev_size_bytes(dev), bs = blkmap_dev_block_bytes(dev), off, a, z;
-	uint8_t *buf;
-	int ok;
-
-	off = c->offset_bytes < 0 ? size - (uint64_t)(-c->offset_bytes) : (uint64_t)c->offset_bytes;
-	a = off / bs * bs;
-	z = (off + c->len + bs - 1) / bs * bs;
-	buf = malloc(z - a);
-	ok = buf && blkmap_dev_pread(dev, buf, z - a, a) == 0 && memcmp(buf + (off - a), c->bytes, c->len) == 0;
-	free(buf);
-	return ok;
-}
-
-static int bind_registered(struct blkmap_ctx *ctx, struct benchlab *l, struct blkmap_vol *vol)
-{
-	struct blkmap_dev *devs[BENCHLAB_MAX_LUNS] = { 0 };
-	int rc = 0;
-
-	for (int i = 0; i < l->n && !rc; i++) {
-		if (blkmap_dev_open(ctx, l->urls[i], 0, &devs[i]) < 0 ||
-		    blkmap_pr_register(devs[i], 0, ENGINE_KEY, 1) < 0) {
-			fprintf(stderr, "bench-clients: %s: %s\n", l->urls[i], blkmap_errstr(ctx));
-			rc = -1;
-		}
-	}
-	for (uint32_t v = 0; v < blkmap_vol_count(vol) && !rc; v++) {
-		int found = 0;
-		if (blkmap_vol_type(vol, v) != BLKMAP_VOL_SIMPLE)
-			continue;
-		for (int i = 0; i < l->n && !found; i++) {
-			int all = 1;
-			for (unsigned k = 0; k < blkmap_vol_nsig(vol, v) && all; k++)
-				all = sig_matches(devs[i], blkmap_vol_sig(vol, v, k));
-			if (all && blkmap_vol_bind(vol, v, devs[i]) == 0)
-				found = 1;
-		}
-		if (!found) {
-			fprintf(stderr, "bench-clients: volume %u matches none of the lab's LUNs\n", v);
-			rc = -1;
-		}
-	}
-	for (int i = 0; i < l->n; i++)
-		if (devs[i])
-			blkmap_dev_close(devs[i]);
-	return rc ? rc : blkmap_vol_validate(vol);
-}
-
-/* ---- libpnfs ------------------------------------------------------------------------------------ */
-
-static struct pnfs_context *client(struct benchlab *l)
-{
-	const char *devs[BENCHLAB_MAX_LUNS];
-	struct pnfs_opts o;
-	struct pnfs_context *pc;
-
-	for (int i = 0; i < l->n; i++)
-		devs[i] = l->urls[i];
-	pnfs_opts_init(&o);
-	o.devices = devs;
-	o.ndevices = (unsigned)l->n;
-	o.initiator_name = INITIATOR;
-		if (pnfs_context_create(&o, &pc) < 0)
-		return NULL;
-	if (pnfs_mount(pc, "127.0.0.1", l->mds_port, "/") < 0) {
-		fprintf(stderr, "bench-clients: mount: %s\n", pnfs_get_error(pc));
-		pnfs_context_destroy(pc);
-		return NULL;
-	}
-	return pc;
-}
-
-
-static double proc_cpu(pid_t pid)
-{
-	char path[64], line[1024], *p;
-	unsigned long ut = 0, st = 0;
-	FILE *f;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
-	fclose(f);
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static long proc_rss_kib(pid_t pid)
-{
-	char path[64], line[256];
-	long kib = -1;
-	FILE *f;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "VmRSS:", 6) == 0)
-			kib = strtol(line + 6, NULL, 10);
-	fclose(f);
-	return kib;
-}
 
 /* One client process: write then read its file (pnfs) or its region of the volume (raw). */
 static int child(struct benchlab *l, int idx, int raw)
@@ -148,7 +41,7 @@ static int child(struct benchlab *l, int idx, int raw)
 		blkmap_ctx_opts_init(&bo);
 		bo.initiator_name = INITIATOR "-raw";
 		if (blkmap_ctx_create(&bo, &bctx) < 0 || blkmap_vol_read_pool(l->pool, &vol, err, sizeof(err)) < 0 ||
-		    bind_registered(bctx, l, vol) < 0)
+		    benchlab_bind_registered(bctx, l, vol, ENGINE_KEY) < 0)
 			return 1;
 		for (uint64_t o = 0; o < per_client; o += CHUNK)
 			if (blkmap_vol_pwrite(vol, buf, CHUNK, base + o) < 0)
@@ -158,7 +51,7 @@ static int child(struct benchlab *l, int idx, int raw)
 				return 1;
 		return 0;
 	}
-	struct pnfs_context *pc = client(l);
+	struct pnfs_context *pc = benchlab_client(l, INITIATOR, 0);
 	struct pnfs_fh *fh;
 	char name[64];
 	if (!pc)
@@ -230,15 +123,15 @@ int main(void)
 	printf("%-8s %10s %10s %6s %7s %12s %12s\n", "clients", "pnfs MiB/s", "raw MiB/s", "ratio", "target",
 	       "MDS cpu s/cl", "MDS RSS KiB/cl");
 	for (size_t i = 0; i < sizeof(ns) / sizeof(ns[0]); i++) {
-		double raw = run(&l, ns[i], 1), c0 = proc_cpu(l.mds), pn;
-		long r0 = proc_rss_kib(l.mds);
+		double raw = run(&l, ns[i], 1), c0 = benchlab_proc_cpu_s(l.mds), pn;
+		long r0 = benchlab_proc_rss_kib(l.mds);
 		pn = run(&l, ns[i], 0);
 		if (raw < 0 || pn < 0) {
 			fprintf(stderr, "bench-clients: %d clients failed\n", ns[i]);
 			goto out;
 		}
 		printf("%-8d %10.0f %10.0f %6.2f %7s %12.4f %12.0f\n", ns[i], pn, raw, pn / raw, ">=0.90",
-		       (proc_cpu(l.mds) - c0) / ns[i], (double)(proc_rss_kib(l.mds) - r0) / ns[i]);
+		       (benchlab_proc_cpu_s(l.mds) - c0) / ns[i], (double)(benchlab_proc_rss_kib(l.mds) - r0) / ns[i]);
 		fflush(stdout);
 	}
 	rc = 0;

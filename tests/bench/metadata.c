@@ -311,25 +311,12 @@ static void child_main(const struct server *s, const struct config *cf, int ph, 
 
 /* ---- the measurement -------------------------------------------------------------------------- */
 
+/* pnfs-mds's CPU seconds so far (0 when unknown). */
 static double proc_cpu_s(pid_t pid)
 {
-	char path[64], buf[2048], *p;
-	unsigned long ut = 0, stime = 0;
-	FILE *f;
+	double s = benchlab_proc_cpu_s(pid);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return 0;
-	}
-	fclose(f);
-	p = strrchr(buf, ')'); /* the command name may hold spaces */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &stime) != 2)
-		return 0;
-	return (double)(ut + stime) / (double)sysconf(_SC_CLK_TCK);
+	return s < 0 ? 0 : s;
 }
 
 struct result {

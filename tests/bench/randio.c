@@ -176,82 +176,6 @@ static double run_row(struct row *r, struct blkmap_ctx *bctx)
 	return (double)r->done / t;
 }
 
-/* ---- the engine, registered and bound to the LUNs (as bench-client does) ----------------------- */
-
-static int sig_matches(struct blkmap_dev *dev, const struct blkmap_sig_comp *c)
-{
-	uint64_t size = blkmap_dev_size_bytes(dev), bs = blkmap_dev_block_bytes(dev), off, a, z;
-	uint8_t *buf;
-	int ok;
-
-	off = c->offset_bytes < 0 ? size - (uint64_t)(-c->offset_bytes) : (uint64_t)c->offset_bytes;
-	a = off / bs * bs;
-	z = (off + c->len + bs - 1) / bs * bs;
-	buf = malloc(z - a);
-	ok = buf && blkmap_dev_pread(dev, buf, z - a, a) == 0 && memcmp(buf + (off - a), c->bytes, c->len) == 0;
-	free(buf);
-	return ok;
-}
-
-static int bind_registered(struct blkmap_ctx *ctx, struct benchlab *l, struct blkmap_vol *vol)
-{
-	struct blkmap_dev *devs[BENCHLAB_MAX_LUNS] = { 0 };
-	int rc = 0;
-
-	for (int i = 0; i < l->n && !rc; i++) {
-		if (blkmap_dev_open(ctx, l->urls[i], 0, &devs[i]) < 0 ||
-		    blkmap_pr_register(devs[i], 0, ENGINE_KEY, 1) < 0) {
-			fprintf(stderr, "bench-randio: %s: %s\n", l->urls[i], blkmap_errstr(ctx));
-			rc = -1;
-		}
-	}
-	for (uint32_t v = 0; v < blkmap_vol_count(vol) && !rc; v++) {
-		int found = 0;
-		if (blkmap_vol_type(vol, v) != BLKMAP_VOL_SIMPLE)
-			continue;
-		for (int i = 0; i < l->n && !found; i++) {
-			int all = 1;
-			for (unsigned k = 0; k < blkmap_vol_nsig(vol, v) && all; k++)
-				all = sig_matches(devs[i], blkmap_vol_sig(vol, v, k));
-			if (all && blkmap_vol_bind(vol, v, devs[i]) == 0)
-				found = 1;
-		}
-		if (!found) {
-			fprintf(stderr, "bench-randio: volume %u matches none of the lab's LUNs\n", v);
-			rc = -1;
-		}
-	}
-	for (int i = 0; i < l->n; i++)
-		if (devs[i])
-			blkmap_dev_close(devs[i]);
-	return rc ? rc : blkmap_vol_validate(vol);
-}
-
-/* ---- libpnfs ------------------------------------------------------------------------------------ */
-
-static struct pnfs_context *client(struct benchlab *l)
-{
-	const char *devs[BENCHLAB_MAX_LUNS];
-	struct pnfs_opts o;
-	struct pnfs_context *pc;
-
-	for (int i = 0; i < l->n; i++)
-		devs[i] = l->urls[i];
-	pnfs_opts_init(&o);
-	o.devices = devs;
-	o.ndevices = (unsigned)l->n;
-	o.initiator_name = INITIATOR;
-	o.queue_depth = MAX_DEPTH;
-	if (pnfs_context_create(&o, &pc) < 0)
-		return NULL;
-	if (pnfs_mount(pc, "127.0.0.1", l->mds_port, "/") < 0) {
-		fprintf(stderr, "bench-randio: mount: %s\n", pnfs_get_error(pc));
-		pnfs_context_destroy(pc);
-		return NULL;
-	}
-	return pc;
-}
-
 /* Write bytes of fh sequentially (req-byte writes, depth in flight), or randomly in req-byte pieces
  * covering it once, fsync every fsync_every writes. Returns IOPS. */
 static double first_write(struct pnfs_context *pc, struct pnfs_fh *fh, uint64_t bytes, size_t req, int random,
@@ -324,7 +248,7 @@ int main(void)
 		return 1;
 	if (benchlab_start_mds(&l, "--scsi-layouts", "yes") < 0)
 		goto out;
-	pc = client(&l);
+	pc = benchlab_client(&l, INITIATOR, MAX_DEPTH);
 	if (!pc)
 		goto out;
 	if (pnfs_open(pc, "/randio", O_CREAT | O_RDWR, 0644, &fh) < 0) {
@@ -348,7 +272,7 @@ int main(void)
 		fprintf(stderr, "bench-randio: %s\n", err);
 		goto out;
 	}
-	if (bind_registered(bctx, &l, vol) < 0)
+	if (benchlab_bind_registered(bctx, &l, vol, ENGINE_KEY) < 0)
 		goto out;
 
 	printf("bench-randio: plain lab (%d RAM LUNs, one tgtd), %" PRIu64 " MiB file in %zu extents, "

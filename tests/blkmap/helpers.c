@@ -24,26 +24,7 @@ struct blkmap_ctx *bmt_ctx(const char *initiator, unsigned timeout_ms)
 
 int bmt_lab_value(const struct test_lab *lab, const char *key, char *val, size_t len)
 {
-	char path[400], line[512];
-	size_t klen = strlen(key);
-	FILE *f;
-	int found = -1;
-
-	snprintf(path, sizeof(path), "%s/lab.env", lab->dir);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) == 0 && line[klen] == '=') {
-			char *v = line + klen + 1;
-			v[strcspn(v, "\n")] = 0;
-			snprintf(val, len, "%s", v);
-			found = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return found;
+	return lab_value(lab, key, val, len);
 }
 
 int bmt_lab_drop_sessions(const struct test_lab *lab)

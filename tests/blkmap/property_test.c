@@ -104,30 +104,41 @@ static uint32_t add_concat_of(struct gen *g, uint64_t size, int depth)
 	return idx;
 }
 
+/* A stripe of n members of per bytes each (generated one level down), unit bytes a stripe unit. */
+static uint32_t stripe_of_members(struct gen *g, uint64_t unit, unsigned n, uint64_t per, int depth)
+{
+	uint32_t m[8], idx;
+
+	for (unsigned k = 0; k < n; k++) {
+		m[k] = gen_sized(g, per, depth - 1);
+		if (g->failed)
+			return 0;
+	}
+	if (blkmap_vol_add_stripe(g->vol, unit, m, n, &idx) < 0) {
+		g->failed = 1;
+		return 0;
+	}
+	g->nodes[idx] = (struct rnode){ .type = 3, .size = per * n, .unit = unit, .n = n };
+	memcpy(g->nodes[idx].members, m, n * sizeof(uint32_t));
+	return idx;
+}
+
 /* a stripe of exactly size bytes when size allows it, else a slice of a larger stripe */
 static uint32_t add_stripe_of(struct gen *g, uint64_t size, int depth)
 {
 	uint64_t unit = 4096ull << rnd_below(5); /* 4K..64K */
 	unsigned n = 2 + (unsigned)rnd_below(4);
 	uint64_t row = unit * n, rows, per;
-	uint32_t m[8], idx;
+	uint32_t idx;
 
 	if (size % row != 0) {
 		/* wrap: slice [start, start+size) of a stripe with enough whole rows */
 		uint64_t start = rnd_below(6 * row / SECTOR) * SECTOR;
 		rows = (start + size + row - 1) / row + rnd_below(2);
 		per = rows * unit;
-		for (unsigned k = 0; k < n; k++) {
-			m[k] = gen_sized(g, per, depth - 1);
-			if (g->failed)
-				return 0;
-		}
-		if (blkmap_vol_add_stripe(g->vol, unit, m, n, &idx) < 0) {
-			g->failed = 1;
+		idx = stripe_of_members(g, unit, n, per, depth);
+		if (g->failed)
 			return 0;
-		}
-		g->nodes[idx] = (struct rnode){ .type = 3, .size = per * n, .unit = unit, .n = n };
-		memcpy(g->nodes[idx].members, m, n * sizeof(uint32_t));
 		{
 			uint32_t s;
 			if (blkmap_vol_add_slice(g->vol, start, size, idx, &s) < 0) {
@@ -139,18 +150,7 @@ static uint32_t add_stripe_of(struct gen *g, uint64_t size, int depth)
 		}
 	}
 	per = size / n;
-	for (unsigned k = 0; k < n; k++) {
-		m[k] = gen_sized(g, per, depth - 1);
-		if (g->failed)
-			return 0;
-	}
-	if (blkmap_vol_add_stripe(g->vol, unit, m, n, &idx) < 0) {
-		g->failed = 1;
-		return 0;
-	}
-	g->nodes[idx] = (struct rnode){ .type = 3, .size = size, .unit = unit, .n = n };
-	memcpy(g->nodes[idx].members, m, n * sizeof(uint32_t));
-	return idx;
+	return stripe_of_members(g, unit, n, per, depth);
 }
 
 static uint32_t gen_sized(struct gen *g, uint64_t size, int depth)

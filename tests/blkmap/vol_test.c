@@ -170,23 +170,57 @@ static char *table_text(struct blkmap_vol *vol, unsigned *ndev)
 	return s;
 }
 
+/* vol's device-mapper table is want, over ndev devices (-1: any number). */
+static void expect_table(struct blkmap_vol *vol, int ndev, const char *want)
+{
+	unsigned got;
+	char *s = table_text(vol, &got);
+
+	if (ndev >= 0)
+		CU_ASSERT_EQUAL(got, (unsigned)ndev);
+	CU_ASSERT_STRING_EQUAL(s, want);
+	free(s);
+}
+
+/* Volumes whose tables are more than one line per leaf: the volume, each leaf's size (0: not a leaf),
+ * the devices and the table. */
+static const struct {
+	const char *text;
+	uint64_t leaf_bytes[5];
+	int ndev;
+	const char *table;
+} stacked[] = {
+	/* a stripe of concats cannot be one table: the concats are stacked below */
+	{ "simple 0:aa\nsimple 0:bb\nconcat 0 1\nsimple 0:cc\nsimple 0:dd\nconcat 3 4\nstripe 64K 2 5\n",
+	  { 8 << 20, 8 << 20, 0, 8 << 20, 8 << 20 },
+	  3,
+	  "pnfs-x-v2: 0 16384 linear leaf0 0\n"
+	  "pnfs-x-v2: 16384 16384 linear leaf1 0\n"
+	  "pnfs-x-v5: 0 16384 linear leaf3 0\n"
+	  "pnfs-x-v5: 16384 16384 linear leaf4 0\n"
+	  "pnfs-x: 0 65536 striped 2 128 /dev/mapper/pnfs-x-v2 0 /dev/mapper/pnfs-x-v5 0\n" },
+	/* a slice of a stripe that starts inside a row: partial rows become per-chunk linear lines */
+	{ "simple 0:aa\nsimple 0:bb\nstripe 4K 0 1\nslice 8704 64K 2\n",
+	  { 1 << 20, 1 << 20 },
+	  1,
+	  "0 7 linear leaf0 9\n"
+	  "7 8 linear leaf1 8\n"
+	  "15 112 striped 2 8 leaf0 16 leaf1 16\n"
+	  "127 1 linear leaf0 72\n" },
+};
+
 static void test_tables(void)
 {
 	struct blkmap_vol *vol;
 	struct blkmap_run *runs = NULL;
 	size_t n = 0;
-	unsigned ndev;
-	char *s;
 
 	/* the pool shape: a stripe of slices of labelled LUNs */
 	vol = parse("simple 0:aa\nslice 1M 63M 0\nsimple 0:bb\nslice 1M 63M 2\n"
 		    "simple 0:cc\nslice 1M 63M 4\nsimple 0:dd\nslice 1M 63M 6\nstripe 64K 1 3 5 7\n");
 	for (uint32_t i = 0; i < 8; i += 2)
 		blkmap_vol_set_leaf_size(vol, i, 64 << 20);
-	s = table_text(vol, &ndev);
-	CU_ASSERT_EQUAL(ndev, 1);
-	CU_ASSERT_STRING_EQUAL(s, "0 516096 striped 4 128 leaf0 2048 leaf2 2048 leaf4 2048 leaf6 2048\n");
-	free(s);
+	expect_table(vol, 1, "0 516096 striped 4 128 leaf0 2048 leaf2 2048 leaf4 2048 leaf6 2048\n");
 	CU_ASSERT_EQUAL(blkmap_vol_size_bytes(vol, 8), 252ull << 20);
 	/* 192 KiB from 32 KiB: units 0 (half), 1, 2, 3 (half) on LUNs 0..3 */
 	CU_ASSERT_EQUAL(blkmap_vol_map(vol, 32 << 10, 192 << 10, &runs, &n), 0);
@@ -203,41 +237,20 @@ static void test_tables(void)
 	CU_ASSERT_EQUAL(blkmap_vol_map(vol, 252ull << 20, 512, &runs, &n), -ERANGE);
 	blkmap_vol_free(vol);
 
-	/* a stripe of concats cannot be one table: the concats are stacked below */
-	vol = parse("simple 0:aa\nsimple 0:bb\nconcat 0 1\nsimple 0:cc\nsimple 0:dd\nconcat 3 4\nstripe 64K 2 5\n");
-	for (uint32_t i = 0; i < 5; i++)
-		if (i != 2)
-			blkmap_vol_set_leaf_size(vol, i, 8 << 20);
-	s = table_text(vol, &ndev);
-	CU_ASSERT_EQUAL(ndev, 3);
-	CU_ASSERT_STRING_EQUAL(s, "pnfs-x-v2: 0 16384 linear leaf0 0\n"
-				  "pnfs-x-v2: 16384 16384 linear leaf1 0\n"
-				  "pnfs-x-v5: 0 16384 linear leaf3 0\n"
-				  "pnfs-x-v5: 16384 16384 linear leaf4 0\n"
-				  "pnfs-x: 0 65536 striped 2 128 /dev/mapper/pnfs-x-v2 0 /dev/mapper/pnfs-x-v5 0\n");
-	free(s);
-	blkmap_vol_free(vol);
-
-	/* a slice of a stripe that starts inside a row: partial rows become per-chunk linear lines */
-	vol = parse("simple 0:aa\nsimple 0:bb\nstripe 4K 0 1\nslice 8704 64K 2\n");
-	blkmap_vol_set_leaf_size(vol, 0, 1 << 20);
-	blkmap_vol_set_leaf_size(vol, 1, 1 << 20);
-	s = table_text(vol, &ndev);
-	CU_ASSERT_EQUAL(ndev, 1);
-	CU_ASSERT_STRING_EQUAL(s, "0 7 linear leaf0 9\n"
-				  "7 8 linear leaf1 8\n"
-				  "15 112 striped 2 8 leaf0 16 leaf1 16\n"
-				  "127 1 linear leaf0 72\n");
-	free(s);
-	blkmap_vol_free(vol);
+	for (size_t c = 0; c < sizeof(stacked) / sizeof(stacked[0]); c++) {
+		vol = parse(stacked[c].text);
+		for (uint32_t i = 0; i < 5; i++)
+			if (stacked[c].leaf_bytes[i])
+				blkmap_vol_set_leaf_size(vol, i, stacked[c].leaf_bytes[i]);
+		expect_table(vol, stacked[c].ndev, stacked[c].table);
+		blkmap_vol_free(vol);
+	}
 
 	/* a concat of slices of one LUN that meet end to end merges into one line */
 	vol = parse("simple 0:aa\nslice 0 1M 0\nsimple 0:bb\nslice 0 1M 2\nconcat 1 3\n");
 	blkmap_vol_set_leaf_size(vol, 0, 4 << 20);
 	blkmap_vol_set_leaf_size(vol, 2, 4 << 20);
-	s = table_text(vol, &ndev);
-	CU_ASSERT_STRING_EQUAL(s, "0 2048 linear leaf0 0\n2048 2048 linear leaf2 0\n");
-	free(s);
+	expect_table(vol, -1, "0 2048 linear leaf0 0\n2048 2048 linear leaf2 0\n");
 	/* unresolved leaves have no size: no table */
 	blkmap_vol_set_leaf_size(vol, 2, 0);
 	{

@@ -145,6 +145,33 @@ static nfs_cb_argop4 recall_op(const uint8_t *fh, uint32_t fhlen, uint32_t seqid
 	return a;
 }
 
+/* Hand the call record rec (len bytes) to the client's backchannel and read its reply: the reply
+ * (caller frees), rlen bytes, its RPC header in rh and the body from *off on. Aborts the test when
+ * no reply comes or its header does not decode. */
+static void *call_and_reply(struct rig *r, void *rec, size_t len, struct proto_rpc_reply *rh, size_t *rlen,
+			    size_t *off)
+{
+	void *rep;
+
+	pc_cb_call(r->ctx, rec, len);
+	rep = read_reply(r, rlen);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
+	CU_ASSERT_EQUAL_FATAL(proto_rpc_reply_decode(rep, *rlen, rh, off), 0);
+	return rep;
+}
+
+static int cb_call(struct rig *r, uint32_t xid, const nfs_cb_argop4 *ops, unsigned n,
+		   struct proto_cb_compound_res *res, void **raw, size_t *rawlen);
+
+/* A CB_COMPOUND of the one op on xid gets the status want. */
+static void expect_one(struct rig *r, uint32_t xid, nfs_cb_argop4 op, int want)
+{
+	struct proto_cb_compound_res res;
+
+	CU_ASSERT_EQUAL(cb_call(r, xid, &op, 1, &res, NULL, NULL), want);
+	proto_cb_compound_res_free(&res);
+}
+
 /* Send a CB_COMPOUND and decode the reply; returns its status, res gets the results. */
 static int cb_call(struct rig *r, uint32_t xid, const nfs_cb_argop4 *ops, unsigned n,
 		   struct proto_cb_compound_res *res, void **raw, size_t *rawlen)
@@ -154,10 +181,7 @@ static int cb_call(struct rig *r, uint32_t xid, const nfs_cb_argop4 *ops, unsign
 	struct proto_rpc_reply rh;
 	int st = -1;
 
-	pc_cb_call(r->ctx, rec, len);
-	rep = read_reply(r, &rlen);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
-	CU_ASSERT_EQUAL_FATAL(proto_rpc_reply_decode(rep, rlen, &rh, &off), 0);
+	rep = call_and_reply(r, rec, len, &rh, &rlen, &off);
 	CU_ASSERT_EQUAL(rh.xid, xid);
 	CU_ASSERT_EQUAL(rh.reply_stat, MSG_ACCEPTED);
 	CU_ASSERT_EQUAL_FATAL(rh.accept_stat, SUCCESS);
@@ -212,25 +236,13 @@ static void test_sequence_rules(void)
 	free(a);
 	free(b);
 	/* Misordered, bad slot, wrong session, CB_SEQUENCE not first. */
-	ops[0] = seq_op(SID, 3, 0);
-	CU_ASSERT_EQUAL(cb_call(&r, 102, ops, 1, &res, NULL, NULL), NFS4ERR_SEQ_MISORDERED);
-	proto_cb_compound_res_free(&res);
-	ops[0] = seq_op(SID, 1, 5);
-	CU_ASSERT_EQUAL(cb_call(&r, 103, ops, 1, &res, NULL, NULL), NFS4ERR_BADSLOT);
-	proto_cb_compound_res_free(&res);
-	ops[0] = seq_op((const uint8_t *)"another-session!", 1, 1);
-	CU_ASSERT_EQUAL(cb_call(&r, 104, ops, 1, &res, NULL, NULL), NFS4ERR_BADSESSION);
-	proto_cb_compound_res_free(&res);
-	ops[0] = recall_op(nofh, 8, 1);
-	CU_ASSERT_EQUAL(cb_call(&r, 105, ops, 1, &res, NULL, NULL), NFS4ERR_OP_NOT_IN_SESSION);
-	proto_cb_compound_res_free(&res);
+	expect_one(&r, 102, seq_op(SID, 3, 0), NFS4ERR_SEQ_MISORDERED);
+	expect_one(&r, 103, seq_op(SID, 1, 5), NFS4ERR_BADSLOT);
+	expect_one(&r, 104, seq_op((const uint8_t *)"another-session!", 1, 1), NFS4ERR_BADSESSION);
+	expect_one(&r, 105, recall_op(nofh, 8, 1), NFS4ERR_OP_NOT_IN_SESSION);
 	/* Slot 1 is independent; slot 0 continues at 2. */
-	ops[0] = seq_op(SID, 1, 1);
-	CU_ASSERT_EQUAL(cb_call(&r, 106, ops, 1, &res, NULL, NULL), NFS4_OK);
-	proto_cb_compound_res_free(&res);
-	ops[0] = seq_op(SID, 2, 0);
-	CU_ASSERT_EQUAL(cb_call(&r, 107, ops, 1, &res, NULL, NULL), NFS4_OK);
-	proto_cb_compound_res_free(&res);
+	expect_one(&r, 106, seq_op(SID, 1, 1), NFS4_OK);
+	expect_one(&r, 107, seq_op(SID, 2, 0), NFS4_OK);
 	rig_down(&r);
 }
 
@@ -385,10 +397,7 @@ static void expect_rpc_error(struct rig *r, uint32_t prog, uint32_t vers, uint32
 	void *rec = call_rec(400, prog, vers, proc, 1, NULL, 0, &len), *rep;
 	struct proto_rpc_reply rh;
 
-	pc_cb_call(r->ctx, rec, len);
-	rep = read_reply(r, &rlen);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
-	CU_ASSERT_EQUAL(proto_rpc_reply_decode(rep, rlen, &rh, &off), 0);
+	rep = call_and_reply(r, rec, len, &rh, &rlen, &off);
 	CU_ASSERT_EQUAL(rh.reply_stat, MSG_ACCEPTED);
 	CU_ASSERT_EQUAL(rh.accept_stat, accept_stat);
 	free(rep);
@@ -438,10 +447,7 @@ static void test_rpc_edges(void)
 		size_t rlen, off;
 		void *rep;
 		struct proto_rpc_reply rh;
-		pc_cb_call(r.ctx, rec, len);
-		rep = read_reply(&r, &rlen);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
-		CU_ASSERT_EQUAL_FATAL(proto_rpc_reply_decode(rep, rlen, &rh, &off), 0);
+		rep = call_and_reply(&r, rec, len, &rh, &rlen, &off);
 		CU_ASSERT_EQUAL(proto_cb_compound_res_decode((uint8_t *)rep + off, rlen - off, &res), 0);
 		CU_ASSERT_EQUAL(res.res.status, NFS4ERR_MINOR_VERS_MISMATCH);
 		proto_cb_compound_res_free(&res);
@@ -475,10 +481,7 @@ static void test_rpc_edges(void)
 		rec = malloc(len);
 		memcpy(rec, proto_msg_data(&m), len);
 		proto_msg_destroy(&m);
-		pc_cb_call(r.ctx, rec, len);
-		rep = read_reply(&r, &rlen);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(rep);
-		CU_ASSERT_EQUAL_FATAL(proto_rpc_reply_decode(rep, rlen, &rh, &off), 0);
+		rep = call_and_reply(&r, rec, len, &rh, &rlen, &off);
 		CU_ASSERT_EQUAL(proto_cb_compound_res_decode((uint8_t *)rep + off, rlen - off, &res), 0);
 		CU_ASSERT_EQUAL(res.res.status, NFS4ERR_OP_ILLEGAL);
 		CU_ASSERT_EQUAL(res.res.resarray.resarray_len, 2);

@@ -13,14 +13,6 @@
 
 static char dir[300], sys_conf[400], user_home[400], iname[400];
 
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void setup(void)
 {
 	char p[500];
@@ -31,7 +23,7 @@ static void setup(void)
 	snprintf(iname, sizeof(iname), "%s/initiatorname.iscsi", dir);
 	snprintf(p, sizeof(p), "mkdir -p '%s/.config/pnfs'", user_home);
 	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "%s", p), 0);
-	write_text(iname, "## DO NOT EDIT OR REMOVE THIS FILE!\n"
+	test_write_text(iname, "## DO NOT EDIT OR REMOVE THIS FILE!\n"
 			  "InitiatorName=iqn.1993-08.org.debian:01:5ca1ab1e\n");
 }
 
@@ -39,7 +31,7 @@ static void user_conf(const char *text)
 {
 	char p[500];
 	snprintf(p, sizeof(p), "%s/.config/pnfs/client.conf", user_home);
-	write_text(p, text);
+	test_write_text(p, text);
 }
 
 /* `pnfs OPTS ARGS` with the test's files and env (more: extra NAME=VALUE words before it), stdout and
@@ -82,6 +74,36 @@ static int has_line(const char *out, const char *key, const char *value, const c
 	return 0;
 }
 
+struct conf_line {
+	const char *key, *value, *from;
+};
+
+static const struct conf_line from_env[] = {
+	{ "io-timeout", "9", "PNFS_IO_TIMEOUT" },
+	{ "portal", "iscsi://a:1", "PNFS_PORTAL" },
+	{ "portal", "iscsi://b:2", "PNFS_PORTAL" },
+	{ "initiator", "iqn.2021-02.env:x", "PNFS_INITIATOR" },
+};
+
+static const struct conf_line from_flags[] = {
+	{ "io-timeout", "3", "--io-timeout" },
+	{ "device", "/dev/sdz", "--device" },
+	{ "initiator", "iqn.2022-03.flag:y", "--initiator" },
+};
+
+/* pnfs ARGS run with env: it succeeds, shows the n lines, and absent appears nowhere in what it says. */
+static void expect_config(const char *env, const char *args, const struct conf_line *lines, size_t n,
+			  const char *absent)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL(pnfs(&out, env, args), 0);
+	for (size_t i = 0; i < n; i++)
+		CU_ASSERT(has_line(out, lines[i].key, lines[i].value, lines[i].from));
+	CU_ASSERT_PTR_NULL(strstr(out, absent));
+	free(out);
+}
+
 static void test_precedence(void)
 {
 	char *out = NULL, from[500];
@@ -97,7 +119,7 @@ static void test_precedence(void)
 	free(out);
 
 	/* the system file */
-	write_text(sys_conf, "# site defaults\n"
+	test_write_text(sys_conf, "# site defaults\n"
 			     "portal = iscsi://10.1.0.1:3260\n"
 			     "portal = iscsi://10.1.0.2\n"
 			     "io-timeout = 5\n"
@@ -126,7 +148,7 @@ static void test_precedence(void)
 	/* XDG_CONFIG_HOME moves the user's file */
 	CU_ASSERT_EQUAL(test_run(NULL, "mkdir -p '%s/xdg/pnfs'", dir), 0);
 	snprintf(from, sizeof(from), "%s/xdg/pnfs/client.conf", dir);
-	write_text(from, "io-timeout = 8\n");
+	test_write_text(from, "io-timeout = 8\n");
 	{
 		char env[600];
 		snprintf(env, sizeof(env), "XDG_CONFIG_HOME='%s/xdg'", dir);
@@ -136,23 +158,12 @@ static void test_precedence(void)
 	}
 
 	/* the environment over the files; lists split at blanks and commas */
-	CU_ASSERT_EQUAL(pnfs(&out, "PNFS_IO_TIMEOUT=9 PNFS_PORTAL='iscsi://a:1,iscsi://b:2' PNFS_INITIATOR=iqn.2021-02.env:x",
-			     "config"), 0);
-	CU_ASSERT(has_line(out, "io-timeout", "9", "PNFS_IO_TIMEOUT"));
-	CU_ASSERT(has_line(out, "portal", "iscsi://a:1", "PNFS_PORTAL"));
-	CU_ASSERT(has_line(out, "portal", "iscsi://b:2", "PNFS_PORTAL"));
-	CU_ASSERT(has_line(out, "initiator", "iqn.2021-02.env:x", "PNFS_INITIATOR"));
-	CU_ASSERT_PTR_NULL(strstr(out, "192.168.0.9"));
-	free(out);
-
+	expect_config("PNFS_IO_TIMEOUT=9 PNFS_PORTAL='iscsi://a:1,iscsi://b:2' PNFS_INITIATOR=iqn.2021-02.env:x", "config",
+		      from_env, sizeof(from_env) / sizeof(from_env[0]), "192.168.0.9");
 	/* flags over everything, before or after the command */
-	CU_ASSERT_EQUAL(pnfs(&out, "PNFS_IO_TIMEOUT=9 PNFS_DEVICE=/dev/sdq",
-			     "--io-timeout 3 config --device /dev/sdz --initiator iqn.2022-03.flag:y"), 0);
-	CU_ASSERT(has_line(out, "io-timeout", "3", "--io-timeout"));
-	CU_ASSERT(has_line(out, "device", "/dev/sdz", "--device"));
-	CU_ASSERT(has_line(out, "initiator", "iqn.2022-03.flag:y", "--initiator"));
-	CU_ASSERT_PTR_NULL(strstr(out, "/dev/sdq"));
-	free(out);
+	expect_config("PNFS_IO_TIMEOUT=9 PNFS_DEVICE=/dev/sdq",
+		      "--io-timeout 3 config --device /dev/sdz --initiator iqn.2022-03.flag:y", from_flags,
+		      sizeof(from_flags) / sizeof(from_flags[0]), "/dev/sdq");
 	CU_ASSERT_EQUAL(pnfs(&out, NULL, "config extra"), 2);
 	free(out);
 }
@@ -176,13 +187,13 @@ static void test_errors(void)
 	setup();
 	test_run(NULL, "rm -f '%s/.config/pnfs/client.conf'", user_home);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		write_text(sys_conf, cases[i].text);
+		test_write_text(sys_conf, cases[i].text);
 		cli_expect(2, cases[i].says, pnfs_env(cases[i].env), "pnfs", "config");
 		/* any command, not only config */
 		cli_expect(2, cases[i].says, pnfs_env(cases[i].env), "pnfs", "ls pnfs://127.0.0.1:1/");
 	}
 	/* the user's file is named as well */
-	write_text(sys_conf, "");
+	test_write_text(sys_conf, "");
 	user_conf("io-timeout = 1\nbogus\n");
 	cli_expect(2, "/home/.config/pnfs/client.conf:2: expected 'key = value'", pnfs_env(NULL), "pnfs", "config");
 }
@@ -193,14 +204,14 @@ static void test_initiator(void)
 	char *out = NULL, env[600];
 
 	setup();
-	write_text(sys_conf, "");
+	test_write_text(sys_conf, "");
 	test_run(NULL, "rm -f '%s/.config/pnfs/client.conf'", user_home);
-	write_text(iname, "# comment\n  InitiatorName = iqn.2005-03.org.open-iscsi:deadbeef  \n");
+	test_write_text(iname, "# comment\n  InitiatorName = iqn.2005-03.org.open-iscsi:deadbeef  \n");
 	CU_ASSERT_EQUAL(pnfs(&out, NULL, "config"), 0);
 	CU_ASSERT(has_line(out, "initiator", "iqn.2005-03.org.open-iscsi:deadbeef", iname));
 	free(out);
 	/* no usable name in it: the made-up one */
-	write_text(iname, "InitiatorName=\n");
+	test_write_text(iname, "InitiatorName=\n");
 	CU_ASSERT_EQUAL(pnfs(&out, NULL, "config"), 0);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "iqn.2024-01.org.pnfs-san:blkmap."));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "made up from the host name"));
@@ -218,7 +229,7 @@ static void test_urls(void)
 
 	setup();
 	test_run(NULL, "rm -f '%s/.config/pnfs/client.conf'", user_home);
-	write_text(sys_conf, "");
+	test_write_text(sys_conf, "");
 	CU_ASSERT_EQUAL(pnfs(&out, NULL, "ls pnfs:///dir"), 2);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "pnfs:///dir: no server in the URL and no default one"));
 	free(out);
@@ -227,7 +238,7 @@ static void test_urls(void)
 		char conf[100];
 		int port = test_free_port();
 		snprintf(conf, sizeof(conf), "mds = 127.0.0.1:%d\nio-timeout = 0.5\n", port);
-		write_text(sys_conf, conf);
+		test_write_text(sys_conf, conf);
 		CU_ASSERT_EQUAL(pnfs(&out, NULL, "ls pnfs:///dir"), 1);
 		snprintf(conf, sizeof(conf), "127.0.0.1:%d", port);
 		CU_ASSERT_PTR_NOT_NULL(strstr(out, conf));
@@ -260,7 +271,7 @@ static void test_unreadable(void)
 	free(out);
 	/* where every user may search the way to it (the test's directory may be root's alone) */
 	snprintf(p, sizeof(p), "/tmp/pnfs-conf-test.%d.unreadable.conf", (int)getpid());
-	write_text(p, "io-timeout = 4\n");
+	test_write_text(p, "io-timeout = 4\n");
 	CU_ASSERT_EQUAL(test_run(NULL, "chmod 600 '%s'", p), 0);
 	CU_ASSERT_EQUAL(test_run(&out, "env PNFS_CLIENT_CONF='%s' HOME=/nonexistent setpriv --reuid=65534 --regid=65534 "
 				       "--clear-groups '%s' config 2>&1", p, test_bin("pnfs")), 2);

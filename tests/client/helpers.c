@@ -1,6 +1,8 @@
 /* Test helpers for the client suites: nfs-ganesha under the harness's control, a cuttable TCP relay,
  * file utilities. Ganesha is the real Debian daemon with FSAL VFS; nothing here imitates a server. */
 #include "tests/client/helpers.h"
+
+#include "client/pnfs.h"
 #include "tests/harness.h"
 #include "tests/lab.h"
 
@@ -515,7 +517,12 @@ int ct_read_file(const char *path, void **buf, size_t *len)
 
 int ct_write_file(const char *path, const void *buf, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	return ct_write_file_mode(path, buf, len, 0644);
+}
+
+int ct_write_file_mode(const char *path, const void *buf, size_t len, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	size_t done = 0;
 
 	if (fd < 0)
@@ -601,4 +608,34 @@ int ct_relay_opts(const struct test_lab *lab, struct ct_proxy *px, const char *i
 		n += (size_t)snprintf(opts + n, len - n, " --device '%s'", url);
 	}
 	return n < len ? 0 : -1;
+}
+
+void ct_lab_devices(struct pnfs_opts *o, const struct test_lab *lab, const char **urls)
+{
+	for (int i = 0; i < lab->nluns; i++)
+		urls[i] = lab->urls[i];
+	o->devices = urls;
+	o->ndevices = (unsigned)lab->nluns;
+}
+
+struct pnfs_context *ct_mount(const struct pnfs_opts *o, int port, const char *path)
+{
+	struct pnfs_context *ctx = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(o, &ctx), 0);
+	if (pnfs_mount(ctx, "127.0.0.1", port, path) != 0) {
+		fprintf(stderr, "mount: %s\n", pnfs_get_error(ctx));
+		pnfs_context_destroy(ctx);
+		CU_FAIL_FATAL("mount");
+	}
+	return ctx;
+}
+
+void ct_unmount(struct pnfs_context *ctx)
+{
+	if (pnfs_umount(ctx) != 0) {
+		fprintf(stderr, "\n  umount: %s\n", pnfs_get_error(ctx));
+		CU_FAIL("umount");
+	}
+	pnfs_context_destroy(ctx);
 }

@@ -62,6 +62,8 @@ void ct_proxy_stop(struct ct_proxy *p);
 /* Whole-file helpers: 0 or -1. */
 int ct_read_file(const char *path, void **buf, size_t *len);
 int ct_write_file(const char *path, const void *buf, size_t len);
+/* The same, a new file created with mode (ct_write_file: 0644). */
+int ct_write_file_mode(const char *path, const void *buf, size_t len, mode_t mode);
 
 /* Milliseconds on the monotonic clock. */
 uint64_t ct_now_ms(void);
@@ -75,6 +77,15 @@ pid_t ct_cp_start(const char *opts, const char *src, const char *dst, const char
 int ct_cp_wait(pid_t pid, int reaped, int seconds, int *status, const char *errfile, char *errtxt, size_t len);
 
 struct test_lab;
+struct pnfs_opts;
+struct pnfs_context;
+/* o's devices: every LUN of lab, urls[LAB_MAX_LUNS] holding their URLs (borrowed while o is used). */
+void ct_lab_devices(struct pnfs_opts *o, const struct test_lab *lab, const char **urls);
+/* A libpnfs context made from o (NULL: the defaults), mounted on 127.0.0.1:port at path. Aborts the
+ * test when it cannot be made or mounted (the reason on stderr). Caller unmounts and destroys it. */
+struct pnfs_context *ct_mount(const struct pnfs_opts *o, int port, const char *path);
+/* Unmount (a failure fails the test, with the reason on stderr) and destroy ctx. */
+void ct_unmount(struct pnfs_context *ctx);
 /* LUN i's URL with the relay px's port in place of the target's: 0, or -1 (not the lab's port, or
  * it does not fit in len). */
 int ct_relay_url(const struct test_lab *lab, struct ct_proxy *px, int i, char *url, size_t len);

@@ -32,6 +32,29 @@ static int run(char **out, const char *args)
 	return test_run(out, "'%s' %s 2>&1", test_bin("blkmap"), args);
 }
 
+/* blkmap ARGS exits with status and says says. */
+static void run_says(const char *args, int status, const char *says)
+{
+	char *out = NULL;
+
+	CU_ASSERT_EQUAL(run(&out, args), status);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, says));
+	free(out);
+}
+
+/* Command lines blkmap refuses as usage errors (exit 2) before it touches any device. */
+static const char *const usage_errors[] = {
+	"",
+	"frobnicate --vol x",
+	"show",
+	"show --xdr x --timeout zero",
+	"show --xdr x --timeout 0",
+	"show --xdr x --register-key 0",
+	"show --xdr x --register-key 12345678901234567",
+	"show --xdr x --register-key xyz",
+	"show --xdr x --keep-key",
+};
+
 static void test_cli(void)
 {
 	struct test_lab *lab = lab_up(3, "12M", NULL);
@@ -120,43 +143,26 @@ static void test_cli(void)
 	}
 
 	/* usage errors: 2; failures: 1 with the reason */
-	CU_ASSERT_EQUAL(run(NULL, ""), 2);
-	CU_ASSERT_EQUAL(run(NULL, "frobnicate --vol x"), 2);
-	CU_ASSERT_EQUAL(run(NULL, "show"), 2);
+	for (size_t i = 0; i < sizeof(usage_errors) / sizeof(usage_errors[0]); i++)
+		CU_ASSERT_EQUAL(run(NULL, usage_errors[i]), 2);
 	snprintf(args, sizeof(args), "read --xdr '%s'", xdr);
 	CU_ASSERT_EQUAL(run(NULL, args), 2); /* no discovery options */
 	snprintf(args, sizeof(args), "read %s", common);
 	CU_ASSERT_EQUAL(run(NULL, args), 2); /* no range */
-	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --timeout zero"), 2);
 	/* --timeout is in seconds: fractions and an ms suffix go, an old millisecond count is refused */
 	snprintf(args, sizeof(args), "show --xdr '%s' --timeout 0.5", xdr);
 	CU_ASSERT_EQUAL(run(NULL, args), 0);
 	snprintf(args, sizeof(args), "show --xdr '%s' --timeout 250ms", xdr);
 	CU_ASSERT_EQUAL(run(NULL, args), 0);
 	snprintf(args, sizeof(args), "show --xdr '%s' --timeout 5000", xdr);
-	CU_ASSERT_EQUAL(run(&out, args), 2);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "it takes seconds now, not milliseconds"));
-	free(out);
-	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --timeout 0"), 2);
-	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --register-key 0"), 2);
-	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --register-key 12345678901234567"), 2);
-	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --register-key xyz"), 2);
-	CU_ASSERT_EQUAL(run(NULL, "show --xdr x --keep-key"), 2);
-	CU_ASSERT_EQUAL(run(&out, "--help"), 0);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "usage: blkmap COMMAND"));
-	free(out);
+	run_says(args, 2, "it takes seconds now, not milliseconds");
+	run_says("--help", 0, "usage: blkmap COMMAND");
 	snprintf(args, sizeof(args), "show --vol '%s'", data);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "line 1: "));
-	free(out);
+	run_says(args, 1, "line 1: ");
 	snprintf(args, sizeof(args), "resolve --xdr '%s' --portal iscsi://127.0.0.1:%d", xdr, test_free_port());
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "portal iscsi://127.0.0.1:"));
-	free(out);
+	run_says(args, 1, "portal iscsi://127.0.0.1:");
 	snprintf(args, sizeof(args), "read %s --offset 100 --length 512", common);
-	CU_ASSERT_EQUAL(run(&out, args), 1);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "not whole 512-byte blocks"));
-	free(out);
+	run_says(args, 1, "not whole 512-byte blocks");
 	free(src);
 	free(chk);
 	lab_down(lab);

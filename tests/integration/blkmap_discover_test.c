@@ -242,6 +242,19 @@ static struct test_lab *labelled_lab4(uint8_t runid[16], int salt)
 	return lab;
 }
 
+/* The pool volume of labelled_lab4's four LUNs (run id runid), resolved with o by a new context for
+ * initiator A in *ctx (the report in *rep). The caller frees all three. */
+static struct blkmap_vol *resolve_pool4(const uint8_t *runid, const struct blkmap_discover_opts *o,
+					struct blkmap_ctx **ctx, struct blkmap_report **rep)
+{
+	struct blkmap_vol *vol;
+
+	*ctx = bmt_ctx(BMT_INITIATOR_A, 3000);
+	vol = bmt_pool_volume(runid, 4, 1 << 20, 6 << 20, 64 << 10);
+	CU_ASSERT_EQUAL(blkmap_resolve(*ctx, vol, o, rep), 0);
+	return vol;
+}
+
 static void test_opens_at_once(void)
 {
 	uint8_t runid[16];
@@ -264,9 +277,7 @@ static void test_opens_at_once(void)
 	}
 	o.paths = paths;
 	o.npaths = 4;
-	ctx = bmt_ctx(BMT_INITIATOR_A, 3000);
-	vol = bmt_pool_volume(runid, 4, 1 << 20, 6 << 20, 64 << 10);
-	CU_ASSERT_EQUAL(blkmap_resolve(ctx, vol, &o, &rep), 0);
+	vol = resolve_pool4(runid, &o, &ctx, &rep);
 	if (rep) {
 		CU_ASSERT_EQUAL(rep->ncandidates, 4);
 		CU_ASSERT_EQUAL(rep->nmatches, 4);
@@ -309,9 +320,7 @@ static void test_portals_at_once(void)
 	ct_proxy_hold_with(px[1], px[0], 2);
 	o.portals = pp;
 	o.nportals = 2;
-	ctx = bmt_ctx(BMT_INITIATOR_A, 3000);
-	vol = bmt_pool_volume(runid, 4, 1 << 20, 6 << 20, 64 << 10);
-	CU_ASSERT_EQUAL(blkmap_resolve(ctx, vol, &o, &rep), 0);
+	vol = resolve_pool4(runid, &o, &ctx, &rep);
 	if (rep) {
 		/* every LUN through each portal, in portal order */
 		CU_ASSERT_EQUAL(rep->ncandidates, 8);

@@ -27,20 +27,42 @@ static int has_key(struct blkmap_dev *dev, uint64_t key, unsigned *n)
 	return found;
 }
 
-static void test_register_reserve_fence(void)
+/* A one-LUN lab opened by two initiators, the MDS's (A) in *m and a client's (B) in *c, each with its
+ * own context. Aborts the test when any of it fails; two_hosts_down frees it all. */
+static struct test_lab *two_hosts_up(struct blkmap_ctx **mds, struct blkmap_ctx **client, struct blkmap_dev **m,
+				    struct blkmap_dev **c)
 {
 	struct test_lab *lab = lab_up(1, "8M", NULL);
+
+	*m = *c = NULL;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
+	*mds = bmt_ctx(BMT_INITIATOR_A, 5000);
+	*client = bmt_ctx(BMT_INITIATOR_B, 5000);
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(*mds, lab->urls[0], 0, m), 0);
+	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(*client, lab->urls[0], 0, c), 0);
+	return lab;
+}
+
+static void two_hosts_down(struct test_lab *lab, struct blkmap_ctx *mds, struct blkmap_ctx *client,
+			   struct blkmap_dev *m, struct blkmap_dev *c)
+{
+	blkmap_dev_close(c);
+	blkmap_dev_close(m);
+	blkmap_ctx_destroy(client);
+	blkmap_ctx_destroy(mds);
+	lab_down(lab);
+}
+
+static void test_register_reserve_fence(void)
+{
+	struct test_lab *lab;
 	struct blkmap_ctx *mds, *client;
-	struct blkmap_dev *m = NULL, *c = NULL;
+	struct blkmap_dev *m, *c;
 	struct blkmap_pr_reservation r;
 	unsigned char buf[4096], back[4096];
 	unsigned nkeys;
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	mds = bmt_ctx(BMT_INITIATOR_A, 5000);
-	client = bmt_ctx(BMT_INITIATOR_B, 5000);
-	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(mds, lab->urls[0], 0, &m), 0);
-	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(client, lab->urls[0], 0, &c), 0);
+	lab = two_hosts_up(&mds, &client, &m, &c);
 
 	/* the MDS registers and takes the reservation */
 	CU_ASSERT_EQUAL(blkmap_pr_register(m, 0, KEY_MDS, 0), 0);
@@ -107,25 +129,17 @@ static void test_register_reserve_fence(void)
 	CU_ASSERT_EQUAL(nkeys, 0);
 	CU_ASSERT_EQUAL(blkmap_dev_pwrite(c, buf, sizeof(buf), 0), 0);
 
-	blkmap_dev_close(c);
-	blkmap_dev_close(m);
-	blkmap_ctx_destroy(client);
-	blkmap_ctx_destroy(mds);
-	lab_down(lab);
+	two_hosts_down(lab, mds, client, m, c);
 }
 
 static void test_registration_after_reconnect(void)
 {
-	struct test_lab *lab = lab_up(1, "8M", NULL);
+	struct test_lab *lab;
 	struct blkmap_ctx *mds, *client;
-	struct blkmap_dev *m = NULL, *c = NULL;
+	struct blkmap_dev *m, *c;
 	unsigned char buf[4096];
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	mds = bmt_ctx(BMT_INITIATOR_A, 5000);
-	client = bmt_ctx(BMT_INITIATOR_B, 5000);
-	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(mds, lab->urls[0], 0, &m), 0);
-	CU_ASSERT_EQUAL_FATAL(blkmap_dev_open(client, lab->urls[0], 0, &c), 0);
+	lab = two_hosts_up(&mds, &client, &m, &c);
 	CU_ASSERT_EQUAL(blkmap_pr_register(m, 0, KEY_MDS, 0), 0);
 	CU_ASSERT_EQUAL(blkmap_pr_reserve(m, KEY_MDS, EA_RO), 0);
 	CU_ASSERT_EQUAL(blkmap_pr_register(c, 0, KEY_CLIENT, 1), 0);
@@ -146,11 +160,7 @@ static void test_registration_after_reconnect(void)
 	CU_ASSERT(!has_key(c, KEY_CLIENT, NULL));
 	CU_ASSERT_EQUAL(blkmap_pr_clear(m, KEY_MDS), 0);
 
-	blkmap_dev_close(c);
-	blkmap_dev_close(m);
-	blkmap_ctx_destroy(client);
-	blkmap_ctx_destroy(mds);
-	lab_down(lab);
+	two_hosts_down(lab, mds, client, m, c);
 }
 
 /* The SCSI layout end to end: a client resolves a stripe of two SCSI base volumes by designator,

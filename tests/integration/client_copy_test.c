@@ -7,6 +7,7 @@
 #include "client/pnfs.h"
 #include "tests/client/helpers.h"
 #include "tests/harness.h"
+#include "tests/integration/lab_cli.h"
 #include "tests/integration/wait.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
@@ -26,71 +27,16 @@
 
 #define MIB (1ull << 20)
 
-static struct test_lab *lab;
-static struct test_mds *mds;
-static char why[300];
-static char url[128];         /* pnfs://127.0.0.1:PORT */
-static char devs[2048];       /* --initiator and --device options for the lab's LUNs */
-static char tmp[400];         /* local scratch */
-
-static void tmp_remove(void *arg)
-{
-	(void)arg;
-	if (tmp[0])
-		test_run(NULL, "rm -rf '%s'", tmp);
-}
-
-static int suite_init(void)
-{
-	struct lab_opts ram = { .ram = 1 };
-	int n;
-
-	lab = lab_up(2, "128M", &ram);
-	if (!lab) {
-		snprintf(why, sizeof(why), "no tgtd lab");
-		return 0;
-	}
-	mds = tmds_up(lab, NULL, "--lease-time 10 --grace-time 2", why, sizeof(why));
-	if (!mds)
-		return 0;
-	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d", mds->port);
-	n = snprintf(devs, sizeof(devs), "--initiator iqn.2024-01.test.pnfs:copy-a");
-	for (int i = 0; i < lab->nluns; i++)
-		n += snprintf(devs + n, sizeof(devs) - (size_t)n, " --device '%s'", lab->urls[i]);
-	snprintf(tmp, sizeof(tmp), "/dev/shm/pnfs-copy.%d", (int)getpid());
-	if (mkdir(tmp, 0755) < 0 && errno != EEXIST) {
-		snprintf(why, sizeof(why), "%s: %s", tmp, strerror(errno));
-		tmds_down(mds);
-		mds = NULL;
-		return 0;
-	}
-	test_cleanup_push(tmp_remove, NULL);
-	return 0;
-}
-
-static int suite_clean(void)
-{
-	tmds_down(mds);
-	lab_down(lab);
-	tmp_remove(NULL);
-	mds = NULL;
-	lab = NULL;
-	return 0;
-}
-
-#define NEED_LAB() TEST_SKIP_IF(!mds, "%s", why)
+LAB_CLI_SUITE(2, "128M", "iqn.2024-01.test.pnfs:copy-a", "pnfs-copy")
 
 /* Run "pnfs -q ARGS" (umask 022); its exit status, and its stderr in err (caller frees) when not NULL. */
 static int pnfs_run(char **err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int pnfs_run(char **err, const char *fmt, ...)
 {
 	char args[8192];
-	va_list ap;
 	int rc;
 
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
+	TEST_VFORMAT(args, fmt);
 	rc = test_run(err, "umask 022; '%s' -q %s 2>&1 >/dev/null", test_bin("pnfs"), args);
 	if (err && !*err)
 		*err = strdup("");
@@ -101,12 +47,9 @@ static void run_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void run_ok(const char *fmt, ...)
 {
 	char args[8192], *err = NULL;
-	va_list ap;
 	int rc;
 
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
+	TEST_VFORMAT(args, fmt);
 	rc = pnfs_run(&err, "%s", args);
 	CU_ASSERT_EQUAL(rc, 0);
 	if (rc != 0)
@@ -119,12 +62,9 @@ static void run_fails(const char *expect, const char *fmt, ...) __attribute__((f
 static void run_fails(const char *expect, const char *fmt, ...)
 {
 	char args[8192], *err = NULL;
-	va_list ap;
 	int rc;
 
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
+	TEST_VFORMAT(args, fmt);
 	rc = pnfs_run(&err, "%s", args);
 	CU_ASSERT_EQUAL(rc, 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(err, expect));
@@ -138,11 +78,8 @@ static char *pnfs_out(const char *fmt, ...) __attribute__((format(printf, 1, 2))
 static char *pnfs_out(const char *fmt, ...)
 {
 	char args[8192], *out = NULL;
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
+	TEST_VFORMAT(args, fmt);
 	if (test_run(&out, "'%s' -q %s", test_bin("pnfs"), args) != 0 || !out) {
 		free(out);
 		out = strdup("");
@@ -150,16 +87,7 @@ static char *pnfs_out(const char *fmt, ...)
 	return out;
 }
 
-static void local_file(const char *name, size_t len, uint64_t seed, char *path, size_t pathlen)
-{
-	char *d = malloc(len ? len : 1);
-
-	snprintf(path, pathlen, "%s/%s", tmp, name);
-	test_fill_random(d, len, seed);
-	CU_ASSERT_EQUAL_FATAL(ct_write_file(path, d, len), 0);
-	chmod(path, 0644);
-	free(d);
-}
+#define local_file(name, len, seed, path, pathlen) lab_cli_local_file(&cl, name, len, seed, path, pathlen)
 
 /* md5 of a remote file (pnfs cat) or of a local one, as 32 hex digits ("" when unreadable). */
 static void md5_remote(const char *u, char out[33])
@@ -168,7 +96,7 @@ static void md5_remote(const char *u, char out[33])
 
 	out[0] = 0;
 	if (test_run(&s, "'%s' -q --mds-io cat '%s' > '%s/md5.tmp' && md5sum < '%s/md5.tmp'; s=$?; rm -f '%s/md5.tmp'; exit $s",
-		     test_bin("pnfs"), u, tmp, tmp, tmp) == 0 && s && strlen(s) >= 32)
+		     test_bin("pnfs"), u, cl.tmp, cl.tmp, cl.tmp) == 0 && s && strlen(s) >= 32)
 		snprintf(out, 33, "%.32s", s);
 	free(s);
 }
@@ -251,38 +179,38 @@ static void test_self_copy_refused(void)
 	const char *same = "are the same file";
 
 	local_file("self.src", 3 * MIB + 123, 11, src, sizeof(src));
-	run_ok("mkdir %s/self", url);
-	snprintf(u, sizeof(u), "%s/self/a.bin", url);
-	run_ok("%s put '%s' %s", devs, src, u);
+	run_ok("mkdir %s/self", cl.url);
+	snprintf(u, sizeof(u), "%s/self/a.bin", cl.url);
+	run_ok("%s put '%s' %s", cl.devs, src, u);
 	md5_remote(u, before);
 	CU_ASSERT_EQUAL(strlen(before), 32);
 	/* the same spelling, and others of the same path */
-	run_fails(same, "%s cp %s %s", devs, u, u);
-	run_fails(same, "%s cp %s %s//self/a.bin", devs, u, url);
-	run_fails(same, "%s cp %s/self/./a.bin %s", devs, url, u);
-	run_fails(same, "%s cp %s/self/../self/a.bin %s", devs, url, u);
-	run_fails(same, "%s cp %s %s/self/", devs, u, url);
-	run_fails(same, "%s cp %s %s/self", devs, u, url);
-	run_fails(same, "%s --inplace cp %s %s", devs, u, u);
+	run_fails(same, "%s cp %s %s", cl.devs, u, u);
+	run_fails(same, "%s cp %s %s//self/a.bin", cl.devs, u, cl.url);
+	run_fails(same, "%s cp %s/self/./a.bin %s", cl.devs, cl.url, u);
+	run_fails(same, "%s cp %s/self/../self/a.bin %s", cl.devs, cl.url, u);
+	run_fails(same, "%s cp %s %s/self/", cl.devs, u, cl.url);
+	run_fails(same, "%s cp %s %s/self", cl.devs, u, cl.url);
+	run_fails(same, "%s --inplace cp %s %s", cl.devs, u, u);
 	run_fails(same, "--mds-io cp %s %s", u, u);
 	/* another name of the server: its own context, the server's identity decides */
-	snprintf(alias, sizeof(alias), "pnfs://localhost:%d/self/a.bin", mds->port);
-	run_fails(same, "%s cp %s %s", devs, alias, u);
-	run_fails(same, "%s cp %s %s", devs, u, alias);
+	snprintf(alias, sizeof(alias), "pnfs://localhost:%d/self/a.bin", cl.mds->port);
+	run_fails(same, "%s cp %s %s", cl.devs, alias, u);
+	run_fails(same, "%s cp %s %s", cl.devs, u, alias);
 	/* another port leading to the same server */
-	px = ct_proxy_start(mds->port);
+	px = ct_proxy_start(cl.mds->port);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
 	snprintf(other, sizeof(other), "pnfs://127.0.0.1:%d/self/a.bin", ct_proxy_port(px));
-	run_fails(same, "%s cp %s %s", devs, other, u);
-	run_fails(same, "%s --inplace cp %s %s", devs, u, other);
+	run_fails(same, "%s cp %s %s", cl.devs, other, u);
+	run_fails(same, "%s --inplace cp %s %s", cl.devs, u, other);
 	ct_proxy_stop(px);
 	md5_remote(u, after);
 	CU_ASSERT_STRING_EQUAL(after, before);
 	/* no temporary was left by any of them, and another file of the server is still a copy */
-	CU_ASSERT_EQUAL(remote_count(url, "."), 0);
+	CU_ASSERT_EQUAL(remote_count(cl.url, "."), 0);
 	CU_ASSERT_EQUAL(remote_count(u, ".a.bin"), 0);
-	run_ok("%s cp %s %s/self/b.bin", devs, u, url);
-	snprintf(other, sizeof(other), "%s/self/b.bin", url);
+	run_ok("%s cp %s %s/self/b.bin", cl.devs, u, cl.url);
+	snprintf(other, sizeof(other), "%s/self/b.bin", cl.url);
 	md5_remote(other, after);
 	CU_ASSERT_STRING_EQUAL(after, before);
 	unlink(src);
@@ -299,8 +227,8 @@ static void test_identity_api(void)
 
 	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(NULL, &a), 0);
 	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(NULL, &b), 0);
-	CU_ASSERT_EQUAL_FATAL(pnfs_mount(a, "127.0.0.1", mds->port, "/"), 0);
-	CU_ASSERT_EQUAL_FATAL(pnfs_mount(b, "localhost", mds->port, "/"), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(a, "127.0.0.1", cl.mds->port, "/"), 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_mount(b, "localhost", cl.mds->port, "/"), 0);
 	CU_ASSERT_EQUAL(pnfs_mkdir(a, "/ident", 0755), 0);
 	CU_ASSERT_EQUAL(pnfs_open(a, "/ident/one", O_CREAT | O_WRONLY, 0644, &fh), 0);
 	CU_ASSERT_EQUAL(pnfs_close(a, fh), 0);
@@ -333,7 +261,7 @@ static void copy_signalled(struct ct_proxy *px, const char *src, const char *dst
 	uint64_t base = ct_proxy_bytes(px, down);
 	pid_t pid;
 
-	snprintf(errf, sizeof(errf), "%s/sig.err", tmp);
+	snprintf(errf, sizeof(errf), "%s/sig.err", cl.tmp);
 	pid = ct_cp_start("--mds-io", src, dst, errf);
 	CU_ASSERT_FATAL(pid > 0);
 	TW_WAIT_UNTIL(ct_proxy_bytes(px, down) >= base + 8 * MIB, 20 * 1000, 5);
@@ -359,16 +287,16 @@ static void test_interrupted_put_keeps_destination(void)
 {
 	NEED_LAB();
 	char old[500], big[500], d[200], dr[200], before[33], after[33];
-	struct ct_proxy *px = ct_proxy_start(mds->port);
+	struct ct_proxy *px = ct_proxy_start(cl.mds->port);
 	int status;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
 	local_file("old.src", 2 * MIB + 7, 21, old, sizeof(old));
 	local_file("big.src", 64 * MIB, 22, big, sizeof(big));
-	run_ok("mkdir %s/intr", url);
-	snprintf(d, sizeof(d), "%s/intr/dst.bin", url);
+	run_ok("mkdir %s/intr", cl.url);
+	snprintf(d, sizeof(d), "%s/intr/dst.bin", cl.url);
 	snprintf(dr, sizeof(dr), "pnfs://127.0.0.1:%d/intr/dst.bin", ct_proxy_port(px));
-	run_ok("%s put '%s' %s", devs, old, d);
+	run_ok("%s put '%s' %s", cl.devs, old, d);
 	md5_remote(d, before);
 	CU_ASSERT_EQUAL(strlen(before), 32);
 	/* SIGINT and SIGTERM: the old file is kept and the temporary removed */
@@ -378,7 +306,7 @@ static void test_interrupted_put_keeps_destination(void)
 	CU_ASSERT_EQUAL(remote_count(d, "."), 0);
 	{
 		char dir[200];
-		snprintf(dir, sizeof(dir), "%s/intr", url);
+		snprintf(dir, sizeof(dir), "%s/intr", cl.url);
 		CU_ASSERT_EQUAL(remote_count(dir, ".dst.bin.pnfs-"), 0);
 		copy_signalled(px, big, dr, 0, SIGTERM, &status);
 		md5_remote(d, after);
@@ -399,14 +327,14 @@ static void test_interrupted_put_keeps_destination(void)
 		CU_ASSERT_EQUAL(remote_count(dir, ".new.bin"), 0);
 	}
 	/* and a copy that ends replaces the file */
-	run_ok("%s put '%s' %s", devs, big, d);
+	run_ok("%s put '%s' %s", cl.devs, big, d);
 	md5_remote(d, after);
 	md5_local(big, before);
 	CU_ASSERT_STRING_EQUAL(after, before);
 	ct_proxy_stop(px);
 	{
 		char dir[200];
-		snprintf(dir, sizeof(dir), "%s/intr", url);
+		snprintf(dir, sizeof(dir), "%s/intr", cl.url);
 		remote_empty(dir);
 	}
 	unlink(old);
@@ -423,24 +351,24 @@ static void test_inplace_writes_directly(void)
 
 	local_file("inpl.a", 1 * MIB + 5, 31, a, sizeof(a));
 	local_file("inpl.b", 3 * MIB + 9, 32, b, sizeof(b));
-	run_ok("mkdir %s/inpl", url);
-	snprintf(d, sizeof(d), "%s/inpl/f", url);
-	run_ok("%s put '%s' %s", devs, a, d);
+	run_ok("mkdir %s/inpl", cl.url);
+	snprintf(d, sizeof(d), "%s/inpl/f", cl.url);
+	run_ok("%s put '%s' %s", cl.devs, a, d);
 	id0 = remote_fileid(d);
 	CU_ASSERT(id0 != 0);
-	run_ok("%s put '%s' %s", devs, b, d);
+	run_ok("%s put '%s' %s", cl.devs, b, d);
 	id1 = remote_fileid(d);
 	CU_ASSERT(id1 != 0 && id1 != id0);
 	md5_remote(d, m1);
 	md5_local(b, m2);
 	CU_ASSERT_STRING_EQUAL(m1, m2);
-	run_ok("%s --inplace put '%s' %s", devs, a, d);
+	run_ok("%s --inplace put '%s' %s", cl.devs, a, d);
 	id2 = remote_fileid(d);
 	CU_ASSERT_EQUAL(id2, id1);
 	md5_remote(d, m1);
 	md5_local(a, m2);
 	CU_ASSERT_STRING_EQUAL(m1, m2);
-	run_ok("%s cp '%s' %s --inplace", devs, b, d);
+	run_ok("%s cp '%s' %s --inplace", cl.devs, b, d);
 	CU_ASSERT_EQUAL(remote_fileid(d), id1);
 	md5_remote(d, m1);
 	md5_local(b, m2);
@@ -449,13 +377,13 @@ static void test_inplace_writes_directly(void)
 	{
 		char l[500];
 		struct stat s0, s1, s2;
-		snprintf(l, sizeof(l), "%s/inpl.local", tmp);
-		run_ok("%s get %s '%s'", devs, d, l);
+		snprintf(l, sizeof(l), "%s/inpl.local", cl.tmp);
+		run_ok("%s get %s '%s'", cl.devs, d, l);
 		CU_ASSERT_EQUAL(stat(l, &s0), 0);
-		run_ok("%s get %s '%s'", devs, d, l);
+		run_ok("%s get %s '%s'", cl.devs, d, l);
 		CU_ASSERT_EQUAL(stat(l, &s1), 0);
 		CU_ASSERT(s1.st_ino != s0.st_ino);
-		run_ok("%s --inplace get %s '%s'", devs, d, l);
+		run_ok("%s --inplace get %s '%s'", cl.devs, d, l);
 		CU_ASSERT_EQUAL(stat(l, &s2), 0);
 		CU_ASSERT_EQUAL(s2.st_ino, s1.st_ino);
 		md5_local(l, m1);
@@ -466,18 +394,18 @@ static void test_inplace_writes_directly(void)
 	{
 		char target[500], link[500];
 		struct stat st;
-		snprintf(target, sizeof(target), "%s/inpl.target", tmp);
-		snprintf(link, sizeof(link), "%s/inpl.link", tmp);
+		snprintf(target, sizeof(target), "%s/inpl.target", cl.tmp);
+		snprintf(link, sizeof(link), "%s/inpl.link", cl.tmp);
 		CU_ASSERT_EQUAL(ct_write_file(target, "old", 3), 0);
 		CU_ASSERT_EQUAL(symlink("inpl.target", link), 0);
-		run_ok("%s get %s '%s'", devs, d, link);
+		run_ok("%s get %s '%s'", cl.devs, d, link);
 		CU_ASSERT(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
 		md5_local(target, m1);
 		CU_ASSERT_STRING_EQUAL(m1, m2);
 		unlink(link);
 		unlink(target);
 	}
-	CU_ASSERT_EQUAL(local_count(tmp, ".inpl"), 0);
+	CU_ASSERT_EQUAL(local_count(cl.tmp, ".inpl"), 0);
 	unlink(a);
 	unlink(b);
 }
@@ -486,41 +414,41 @@ static void test_interrupted_get(void)
 {
 	NEED_LAB();
 	char big[500], old[500], d[200], dr[200], l[500], m1[33], m2[33];
-	struct ct_proxy *px = ct_proxy_start(mds->port);
+	struct ct_proxy *px = ct_proxy_start(cl.mds->port);
 	int status;
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
 	local_file("get.big", 64 * MIB, 41, big, sizeof(big));
-	run_ok("mkdir %s/get", url);
-	snprintf(d, sizeof(d), "%s/get/big", url);
+	run_ok("mkdir %s/get", cl.url);
+	snprintf(d, sizeof(d), "%s/get/big", cl.url);
 	snprintf(dr, sizeof(dr), "pnfs://127.0.0.1:%d/get/big", ct_proxy_port(px));
-	run_ok("%s put '%s' %s", devs, big, d);
+	run_ok("%s put '%s' %s", cl.devs, big, d);
 	/* no file there before: none under its name after */
-	snprintf(l, sizeof(l), "%s/got.bin", tmp);
+	snprintf(l, sizeof(l), "%s/got.bin", cl.tmp);
 	copy_signalled(px, dr, l, 1, SIGINT, &status);
 	CU_ASSERT(access(l, F_OK) < 0 && errno == ENOENT);
-	CU_ASSERT_EQUAL(local_count(tmp, ".got.bin"), 0);
+	CU_ASSERT_EQUAL(local_count(cl.tmp, ".got.bin"), 0);
 	copy_signalled(px, dr, l, 1, SIGKILL, &status);
 	CU_ASSERT(access(l, F_OK) < 0 && errno == ENOENT);
-	CU_ASSERT_EQUAL(local_count(tmp, ".got.bin"), 1);
-	if (local_count(tmp, ".got.bin") != 1)
-		test_run(NULL, "ls -la '%s' >&2", tmp);
-	test_run(NULL, "rm -f '%s'/.got.bin.*", tmp);
+	CU_ASSERT_EQUAL(local_count(cl.tmp, ".got.bin"), 1);
+	if (local_count(cl.tmp, ".got.bin") != 1)
+		test_run(NULL, "ls -la '%s' >&2", cl.tmp);
+	test_run(NULL, "rm -f '%s'/.got.bin.*", cl.tmp);
 	/* an old file there: kept whole */
 	local_file("got.bin", 1 * MIB + 3, 42, old, sizeof(old));
 	md5_local(old, m1);
 	copy_signalled(px, dr, l, 1, SIGTERM, &status);
 	md5_local(l, m2);
 	CU_ASSERT_STRING_EQUAL(m2, m1);
-	CU_ASSERT_EQUAL(local_count(tmp, ".got.bin"), 0);
+	CU_ASSERT_EQUAL(local_count(cl.tmp, ".got.bin"), 0);
 	/* finished: replaced */
-	run_ok("%s get %s '%s'", devs, d, l);
+	run_ok("%s get %s '%s'", cl.devs, d, l);
 	md5_local(l, m1);
 	md5_local(big, m2);
 	CU_ASSERT_STRING_EQUAL(m1, m2);
-	CU_ASSERT_EQUAL(local_count(tmp, ".got.bin"), 0);
+	CU_ASSERT_EQUAL(local_count(cl.tmp, ".got.bin"), 0);
 	ct_proxy_stop(px);
-	snprintf(d, sizeof(d), "%s/get", url);
+	snprintf(d, sizeof(d), "%s/get", cl.url);
 	remote_empty(d);
 	unlink(l);
 	unlink(big);
@@ -534,12 +462,12 @@ static void test_fifo_source(void)
 	int rc;
 
 	local_file("fifo.src", 20 * MIB + 11, 51, src, sizeof(src));
-	snprintf(fifo, sizeof(fifo), "%s/fifo", tmp);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", cl.tmp);
 	CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0644), 0);
-	run_ok("mkdir %s/fifo", url);
-	snprintf(d, sizeof(d), "%s/fifo/copy", url);
+	run_ok("mkdir %s/fifo", cl.url);
+	snprintf(d, sizeof(d), "%s/fifo/copy", cl.url);
 	rc = test_run(&err, "cat '%s' > '%s' & '%s' -q %s cp '%s' %s 2>&1; s=$?; wait; exit $s", src, fifo,
-		      test_bin("pnfs"), devs, fifo, d);
+		      test_bin("pnfs"), cl.devs, fifo, d);
 	CU_ASSERT_EQUAL(rc, 0);
 	if (rc != 0)
 		fprintf(stderr, "\n  pnfs cp FIFO: exit %d:\n%s", rc, err ? err : "");
@@ -549,23 +477,23 @@ static void test_fifo_source(void)
 	CU_ASSERT_STRING_EQUAL(m1, m2);
 	/* through the MDS, and from standard input */
 	rc = test_run(NULL, "cat '%s' > '%s' & '%s' -q --mds-io put '%s' %s/fifo/copy2; s=$?; wait; exit $s", src, fifo,
-		      test_bin("pnfs"), fifo, url);
+		      test_bin("pnfs"), fifo, cl.url);
 	CU_ASSERT_EQUAL(rc, 0);
-	snprintf(d, sizeof(d), "%s/fifo/copy2", url);
+	snprintf(d, sizeof(d), "%s/fifo/copy2", cl.url);
 	md5_remote(d, m1);
 	CU_ASSERT_STRING_EQUAL(m1, m2);
-	rc = test_run(NULL, "'%s' -q %s put - %s/fifo/copy3 < '%s'", test_bin("pnfs"), devs, url, src);
+	rc = test_run(NULL, "'%s' -q %s put - %s/fifo/copy3 < '%s'", test_bin("pnfs"), cl.devs, cl.url, src);
 	CU_ASSERT_EQUAL(rc, 0);
-	snprintf(d, sizeof(d), "%s/fifo/copy3", url);
+	snprintf(d, sizeof(d), "%s/fifo/copy3", cl.url);
 	md5_remote(d, m1);
 	CU_ASSERT_STRING_EQUAL(m1, m2);
 	/* a copy that fails before its end (the server is not there for the name) leaves nothing */
 	rc = test_run(NULL, "(cat '%s' > '%s' 2>/dev/null &); '%s' -q %s cp '%s' %s/fifo/nodir/copy 2>/dev/null",
-		      src, fifo, test_bin("pnfs"), devs, fifo, url);
+		      src, fifo, test_bin("pnfs"), cl.devs, fifo, cl.url);
 	CU_ASSERT_EQUAL(rc, 1);
 	{
 		char dir[200];
-		snprintf(dir, sizeof(dir), "%s/fifo", url);
+		snprintf(dir, sizeof(dir), "%s/fifo", cl.url);
 		CU_ASSERT_EQUAL(remote_count(dir, "."), 0);
 		CU_ASSERT_EQUAL(remote_count(dir, "copy"), 3);
 		remote_empty(dir);
@@ -582,10 +510,10 @@ static void test_fifo_source(void)
 			sleep(60);
 			_exit(fd < 0);
 		}
-		snprintf(dir, sizeof(dir), "%s/fifo", url);
-		snprintf(d, sizeof(d), "%s/fifo/stalled", url);
-		snprintf(errf, sizeof(errf), "%s/stalled.err", tmp);
-		pid = ct_cp_start(devs, fifo, d, errf);
+		snprintf(dir, sizeof(dir), "%s/fifo", cl.url);
+		snprintf(d, sizeof(d), "%s/fifo/stalled", cl.url);
+		snprintf(errf, sizeof(errf), "%s/stalled.err", cl.tmp);
+		pid = ct_cp_start(cl.devs, fifo, d, errf);
 		CU_ASSERT_FATAL(pid > 0);
 		TW_WAIT_UNTIL(remote_count(dir, ".stalled.pnfs-") != 0, 10 * 1000, 10);
 		CU_ASSERT_EQUAL(remote_count(dir, ".stalled.pnfs-"), 1);
@@ -611,34 +539,34 @@ static void test_modes(void)
 
 	local_file("mode.src", 100000, 61, src, sizeof(src));
 	chmod(src, 0750);
-	run_ok("mkdir %s/mode", url);
-	snprintf(d, sizeof(d), "%s/mode/new", url);
-	run_ok("%s put '%s' %s", devs, src, d);
+	run_ok("mkdir %s/mode", cl.url);
+	snprintf(d, sizeof(d), "%s/mode/new", cl.url);
+	run_ok("%s put '%s' %s", cl.devs, src, d);
 	CU_ASSERT_EQUAL(remote_mode(d), 0750);
 	chmod(src, 0666);
-	snprintf(d, sizeof(d), "%s/mode/u", url);
-	run_ok("%s put '%s' %s", devs, src, d); /* umask 022 */
+	snprintf(d, sizeof(d), "%s/mode/u", cl.url);
+	run_ok("%s put '%s' %s", cl.devs, src, d); /* umask 022 */
 	CU_ASSERT_EQUAL(remote_mode(d), 0644);
 	/* replaced: the old file's mode */
 	chmod(src, 0755);
-	snprintf(d, sizeof(d), "%s/mode/new", url);
-	run_ok("%s put '%s' %s", devs, src, d);
+	snprintf(d, sizeof(d), "%s/mode/new", cl.url);
+	run_ok("%s put '%s' %s", cl.devs, src, d);
 	CU_ASSERT_EQUAL(remote_mode(d), 0750);
 	/* read-only for its owner: still replaced, still read-only */
 	chmod(src, 0444);
-	snprintf(d, sizeof(d), "%s/mode/ro", url);
-	run_ok("%s put '%s' %s", devs, src, d);
+	snprintf(d, sizeof(d), "%s/mode/ro", cl.url);
+	run_ok("%s put '%s' %s", cl.devs, src, d);
 	CU_ASSERT_EQUAL(remote_mode(d), 0444);
 	chmod(src, 0644);
-	run_ok("%s put '%s' %s", devs, src, d);
+	run_ok("%s put '%s' %s", cl.devs, src, d);
 	CU_ASSERT_EQUAL(remote_mode(d), 0444);
 	/* and into local files */
-	snprintf(l, sizeof(l), "%s/mode.got", tmp);
-	snprintf(d, sizeof(d), "%s/mode/new", url);
-	run_ok("%s get %s '%s'", devs, d, l);
+	snprintf(l, sizeof(l), "%s/mode.got", cl.tmp);
+	snprintf(d, sizeof(d), "%s/mode/new", cl.url);
+	run_ok("%s get %s '%s'", cl.devs, d, l);
 	CU_ASSERT(stat(l, &st) == 0 && (st.st_mode & 07777) == 0750);
 	chmod(l, 0600);
-	run_ok("%s get %s '%s'", devs, d, l);
+	run_ok("%s get %s '%s'", cl.devs, d, l);
 	CU_ASSERT(stat(l, &st) == 0 && (st.st_mode & 07777) == 0600);
 	unlink(l);
 	unlink(src);
@@ -655,11 +583,11 @@ static void test_ls_long_human(void)
 	local_file("ls.a", 3 * MIB, 71, a, sizeof(a));
 	local_file("ls.b", 1536, 72, b, sizeof(b));
 	local_file("ls.c", 700, 73, c, sizeof(c));
-	run_ok("mkdir %s/lsh", url);
-	run_ok("%s put '%s' %s/lsh/three", devs, a, url);
-	run_ok("%s put '%s' %s/lsh/onehalf", devs, b, url);
-	run_ok("%s put '%s' %s/lsh/small", devs, c, url);
-	out = pnfs_out("ls -l -h %s/lsh", url);
+	run_ok("mkdir %s/lsh", cl.url);
+	run_ok("%s put '%s' %s/lsh/three", cl.devs, a, cl.url);
+	run_ok("%s put '%s' %s/lsh/onehalf", cl.devs, b, cl.url);
+	run_ok("%s put '%s' %s/lsh/small", cl.devs, c, cl.url);
+	out = pnfs_out("ls -l -h %s/lsh", cl.url);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, " 3.0M "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, " 1.5K "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, " 700 "));
@@ -673,10 +601,10 @@ static void test_ls_long_human(void)
 		fprintf(stderr, "\n  pnfs ls -l -h said:\n%s", out);
 	free(out);
 	/* without -h: bytes; one file; --human-readable before the command */
-	out = pnfs_out("ls -l %s/lsh", url);
+	out = pnfs_out("ls -l %s/lsh", cl.url);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, " 3145728 "));
 	free(out);
-	out = pnfs_out("--human-readable ls -l %s/lsh/three", url);
+	out = pnfs_out("--human-readable ls -l %s/lsh/three", cl.url);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, " 3.0M "));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "three"));
 	free(out);
@@ -685,7 +613,7 @@ static void test_ls_long_human(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "Usage: pnfs"));
 	free(out);
 	/* the numbers stay numbers in JSON */
-	out = pnfs_out("--json ls %s/lsh", url);
+	out = pnfs_out("--json ls %s/lsh", cl.url);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "\"size\":3145728"));
 	free(out);
 	unlink(a);
@@ -749,65 +677,65 @@ static void test_tree_copies(void)
 	NEED_LAB();
 	char src[500], back[500], back2[500], fifo[600], *out;
 
-	snprintf(src, sizeof(src), "%s/tree", tmp);
+	snprintf(src, sizeof(src), "%s/tree", cl.tmp);
 	make_tree(src);
 	chmod(src, 0750);
-	run_ok("mkdir %s/trees", url);
+	run_ok("mkdir %s/trees", cl.url);
 	/* into an existing directory: DST/tree */
-	run_ok("%s cp -r '%s' %s/trees", devs, src, url);
-	out = pnfs_out("ls %s/trees/tree", url);
+	run_ok("%s cp -r '%s' %s/trees", cl.devs, src, cl.url);
+	out = pnfs_out("ls %s/trees/tree", cl.url);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "sub/"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "empty/"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "link"));
 	free(out);
 	{
 		char t[200];
-		snprintf(t, sizeof(t), "%s/trees/tree", url);
+		snprintf(t, sizeof(t), "%s/trees/tree", cl.url);
 		CU_ASSERT_EQUAL(remote_mode(t), 0750);
 	}
 	/* back: to a new name */
-	snprintf(back, sizeof(back), "%s/back", tmp);
-	run_ok("%s cp -r %s/trees/tree '%s'", devs, url, back);
+	snprintf(back, sizeof(back), "%s/back", cl.tmp);
+	run_ok("%s cp -r %s/trees/tree '%s'", cl.devs, cl.url, back);
 	check_tree(src, back);
 	/* the other commands, and options after the command */
-	run_ok("%s put -r '%s' %s/trees/put", devs, src, url);
-	snprintf(back2, sizeof(back2), "%s/back2", tmp);
-	run_ok("%s get %s/trees/put '%s' --recursive", devs, url, back2);
+	run_ok("%s put -r '%s' %s/trees/put", cl.devs, src, cl.url);
+	snprintf(back2, sizeof(back2), "%s/back2", cl.tmp);
+	run_ok("%s get %s/trees/put '%s' --recursive", cl.devs, cl.url, back2);
 	check_tree(src, back2);
 	/* again onto the copies: files replaced, the tree the same */
-	run_ok("%s cp -r '%s' %s/trees", devs, src, url);
-	run_ok("%s cp -R %s/trees/tree '%s'", devs, url, tmp);
+	run_ok("%s cp -r '%s' %s/trees", cl.devs, src, cl.url);
+	run_ok("%s cp -R %s/trees/tree '%s'", cl.devs, cl.url, cl.tmp);
 	{
 		char again[600];
-		snprintf(again, sizeof(again), "%s/tree", tmp);
+		snprintf(again, sizeof(again), "%s/tree", cl.tmp);
 		check_tree(src, again);
 	}
 	/* a directory without -r: refused, saying so */
-	run_fails("-r copies a tree", "cp '%s' %s/trees/x", src, url);
+	run_fails("-r copies a tree", "cp '%s' %s/trees/x", src, cl.url);
 	/* other types: said, the rest copied */
 	snprintf(fifo, sizeof(fifo), "%s/sub/fifo", src);
 	CU_ASSERT_EQUAL(mkfifo(fifo, 0644), 0);
-	run_fails("not copied: a fifo", "%s cp -r '%s' %s/trees/withfifo", devs, src, url);
+	run_fails("not copied: a fifo", "%s cp -r '%s' %s/trees/withfifo", cl.devs, src, cl.url);
 	test_run(NULL, "rm -rf '%s'", back);
-	run_ok("%s cp -r %s/trees/withfifo '%s'", devs, url, back);
+	run_ok("%s cp -r %s/trees/withfifo '%s'", cl.devs, cl.url, back);
 	unlink(fifo);
 	check_tree(src, back);
 	/* server to server, and back to check */
-	run_ok("%s cp -r %s/trees/tree %s/trees/again", devs, url, url);
+	run_ok("%s cp -r %s/trees/tree %s/trees/again", cl.devs, cl.url, cl.url);
 	test_run(NULL, "rm -rf '%s'", back);
-	run_ok("%s cp -r %s/trees/again '%s'", devs, url, back);
+	run_ok("%s cp -r %s/trees/again '%s'", cl.devs, cl.url, back);
 	check_tree(src, back);
 	/* a tree into itself (under any spelling, through another name of the server): refused */
-	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/tree/sub", url, url);
-	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/tree/sub/new", url, url);
-	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/", url, url);
+	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/tree/sub", cl.url, cl.url);
+	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/tree/sub/new", cl.url, cl.url);
+	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree %s/trees/", cl.url, cl.url);
 	run_fails("cannot copy a directory into itself", "cp -r %s/trees/tree pnfs://localhost:%d/trees/./tree/sub/deeper",
-		  url, mds->port);
-	out = pnfs_out("ls %s/trees/tree/sub", url);
+		  cl.url, cl.mds->port);
+	out = pnfs_out("ls %s/trees/tree/sub", cl.url);
 	CU_ASSERT_PTR_NULL(strstr(out, "new"));
 	CU_ASSERT_PTR_NULL(strstr(out, "tree"));
 	free(out);
-	test_run(NULL, "rm -rf '%s' '%s' '%s' '%s/tree'", src, back, back2, tmp);
+	test_run(NULL, "rm -rf '%s' '%s' '%s' '%s/tree'", src, back, back2, cl.tmp);
 }
 
 TEST_SUITE(client_copy, "integration/client_copy", suite_init, suite_clean,

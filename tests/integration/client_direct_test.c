@@ -37,26 +37,24 @@ static int suite_init(void)
 {
 	struct lab_opts ram = { .ram = 1 };
 
-	lab = lab_up(4, "64M", &ram);
 	lab1 = lab_up(1, "40M", &ram);
-	if (!lab || !lab1) {
+	if (!lab1) {
 		snprintf(why, sizeof(why), "no tgtd lab");
 		return 0;
 	}
 	/* SCSI layouts forced on for scsi_fencing (tgt refuses APTPL: by default none would be offered);
 	 * the other cases ask for block layouts (no_scsi) */
-	mds = tmds_up(lab, NULL, "--lease-time 10 --scsi-layouts yes", why, sizeof(why));
+	mds = tmds_lab_up(&lab, 4, "64M", &ram, NULL, why, sizeof(why), "--lease-time 10 --scsi-layouts yes");
 	return 0;
 }
 
 static int suite_clean(void)
 {
 	tmds_free(mds);
-	lab_down(lab);
-	lab_down(lab1);
 	mds = NULL;
-	lab = lab1 = NULL;
-	return 0;
+	lab_down(lab1);
+	lab1 = NULL;
+	return tmds_lab_down(&lab, &mds);
 }
 
 #define NEED_LAB() TEST_SKIP_IF(!mds, "%s", why)
@@ -64,22 +62,13 @@ static int suite_clean(void)
 static struct pnfs_context *client(int scsi, const struct test_lab *l)
 {
 	struct pnfs_opts o;
-	struct pnfs_context *ctx;
 	const char *urls[LAB_MAX_LUNS];
 
-	for (int i = 0; i < l->nluns; i++)
-		urls[i] = l->urls[i];
 	pnfs_opts_init(&o);
-	o.devices = urls;
-	o.ndevices = (unsigned)l->nluns;
+	ct_lab_devices(&o, l, urls);
 	o.no_scsi = !scsi;
 	o.initiator_name = INITIATOR_A;
-	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
-	if (pnfs_mount(ctx, "127.0.0.1", mds->port, "/") != 0) {
-		fprintf(stderr, "mount: %s\n", pnfs_get_error(ctx));
-		CU_FAIL_FATAL("mount");
-	}
-	return ctx;
+	return ct_mount(&o, mds->port, "/");
 }
 
 /* The pool's volume, resolved by the client as it resolves what GETDEVICEINFO returns. */
@@ -817,8 +806,7 @@ static void test_unreachable_san(void)
 	o.devices = nothing;
 	o.ndevices = 1;
 	o.no_scsi = 1;
-	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
-	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", mds->port, "/"), 0);
+	ctx = ct_mount(&o, mds->port, "/");
 	CU_ASSERT_EQUAL_FATAL(blkmap_vol_read_pool(mds->pool, &vol, err, sizeof(err)), 0);
 	CU_ASSERT_EQUAL(pc_test_inject_device(ctx, DEVID, LAYOUT4_BLOCK_VOLUME, vol), -ENODEV);
 	fh = create(ctx, "nosan");

@@ -288,10 +288,7 @@ static void test_mds_restart_mid_copy(void)
 	pnfs_opts_init(&o);
 	{
 		const char *urls[LAB_MAX_LUNS];
-		for (int i = 0; i < lab->nluns; i++)
-			urls[i] = lab->urls[i];
-		o.devices = urls;
-		o.ndevices = (unsigned)lab->nluns;
+		ct_lab_devices(&o, lab, urls);
 		o.initiator_name = "iqn.2024-01.test.pnfs:durable-e";
 		CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
 	}
@@ -355,13 +352,9 @@ static void copy_meets_restart(struct test_lab *lab, struct test_mds *m, int how
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || errtxt[0])
 		fprintf(stderr, "\n  pnfs cp (%s) said: %s\n", name, errtxt);
 	pnfs_opts_init(&o);
-	for (int i = 0; i < lab->nluns; i++)
-		urls[i] = lab->urls[i];
-	o.devices = urls;
-	o.ndevices = (unsigned)lab->nluns;
+	ct_lab_devices(&o, lab, urls);
 	o.initiator_name = "iqn.2024-01.test.pnfs:durable-i";
-	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
-	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", m->port, "/"), 0);
+	ctx = ct_mount(&o, m->port, "/");
 	snprintf(dst, sizeof(dst), "/%s", name);
 	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, dst, O_RDONLY, 0, &fh), 0);
 	memset(back, 0, total);

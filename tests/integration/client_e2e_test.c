@@ -52,7 +52,6 @@ static void shm_remove(void *arg)
 static int suite_init(void)
 {
 	struct lab_opts ram = { .ram = 1 };
-	char args[100];
 
 	snprintf(shm, sizeof(shm), "/dev/shm/pnfs-e2e.%d", (int)getpid());
 	if (mkdir(shm, 0700) != 0) {
@@ -60,25 +59,16 @@ static int suite_init(void)
 		return 0;
 	}
 	test_cleanup_push(shm_remove, NULL);
-	lab = lab_up(4, "352M", &ram);
-	if (!lab) {
-		snprintf(why, sizeof(why), "no tgtd lab");
-		return 0;
-	}
 	metrics_port = test_free_port();
-	snprintf(args, sizeof(args), "--metrics-port %d", metrics_port);
-	mds = tmds_up(lab, NULL, args, why, sizeof(why));
+	mds = tmds_lab_up(&lab, 4, "352M", &ram, NULL, why, sizeof(why),
+			  "--metrics-port %d", metrics_port);
 	return 0;
 }
 
 static int suite_clean(void)
 {
-	tmds_down(mds);
-	lab_down(lab);
 	shm_remove(NULL);
-	mds = NULL;
-	lab = NULL;
-	return 0;
+	return tmds_lab_down(&lab, &mds);
 }
 
 #define NEED_LAB() TEST_SKIP_IF(!mds, "%s", why)
@@ -89,27 +79,17 @@ static int suite_clean(void)
 static struct pnfs_context *client_at(const char *initiator, int mds_io, int port, const struct pnfs_opts *tune)
 {
 	struct pnfs_opts o;
-	struct pnfs_context *ctx;
 	const char *urls[LAB_MAX_LUNS];
 
-	for (int i = 0; i < lab->nluns; i++)
-		urls[i] = lab->urls[i];
 	pnfs_opts_init(&o);
 	if (tune) {
 		o.slots = tune->slots;
 		o.timeout_ms = tune->timeout_ms;
 	}
-	o.devices = urls;
-	o.ndevices = (unsigned)lab->nluns;
+	ct_lab_devices(&o, lab, urls);
 	o.initiator_name = initiator;
 	o.mds_io = mds_io;
-	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
-	if (pnfs_mount(ctx, "127.0.0.1", port ? port : mds->port, "/") != 0) {
-		fprintf(stderr, "mount: %s\n", pnfs_get_error(ctx));
-		pnfs_context_destroy(ctx);
-		CU_FAIL_FATAL("mount");
-	}
-	return ctx;
+	return ct_mount(&o, port ? port : mds->port, "/");
 }
 
 static struct pnfs_context *client(const char *initiator, int mds_io)
@@ -117,14 +97,7 @@ static struct pnfs_context *client(const char *initiator, int mds_io)
 	return client_at(initiator, mds_io, 0, NULL);
 }
 
-static void client_done(struct pnfs_context *ctx)
-{
-	if (pnfs_umount(ctx) != 0) {
-		fprintf(stderr, "\n  umount: %s\n", pnfs_get_error(ctx));
-		CU_FAIL("umount");
-	}
-	pnfs_context_destroy(ctx);
-}
+#define client_done(ctx) ct_unmount(ctx)
 
 /* One counter from pnfs-mds's metrics endpoint (GET /metrics), or UINT64_MAX. */
 static uint64_t mds_metric(const char *name)
@@ -163,23 +136,10 @@ static uint64_t mds_net_bytes(void)
 	return mds_metric("pnfs_mds_net_received_bytes_total") + mds_metric("pnfs_mds_net_sent_bytes_total");
 }
 
-/* A whole local file. */
+/* A whole local file, mode 0600. */
 static int write_file(const char *path, const void *buf, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	size_t done = 0;
-
-	if (fd < 0)
-		return -1;
-	while (done < len) {
-		ssize_t n = write(fd, (const char *)buf + done, len - done);
-		if (n <= 0) {
-			close(fd);
-			return -1;
-		}
-		done += (size_t)n;
-	}
-	return close(fd);
+	return ct_write_file_mode(path, buf, len, 0600);
 }
 
 /* Whether the local file holds exactly len bytes equal to buf. */
@@ -1147,8 +1107,7 @@ static void test_silent_portal(void)
 	o.nportals = 2;
 	o.initiator_name = INITIATOR_A;
 	o.io_timeout_ms = 4000;
-	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
-	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", mds->port, "/"), 0);
+	ctx = ct_mount(&o, mds->port, "/");
 	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/silent", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh), 0);
 	CU_ASSERT_EQUAL_FATAL(pnfs_pwrite_async(ctx, fh, data, MIB, 0, ops_cb, &w), 0);
 	CU_ASSERT_FATAL(drive_until_accepted(ctx, px, 1));
@@ -1378,11 +1337,8 @@ static int truncate_own_layout_body(void)
 
 	if (!model || !buf || !back)
 		return 1;
-	for (int i = 0; i < lab->nluns; i++)
-		urls[i] = lab->urls[i];
 	pnfs_opts_init(&o);
-	o.devices = urls;
-	o.ndevices = (unsigned)lab->nluns;
+	ct_lab_devices(&o, lab, urls);
 	o.initiator_name = INITIATOR_A;
 	if (pnfs_context_create(&o, &ctx) != 0)
 		return 2;

@@ -37,15 +37,7 @@ static int suite_clean(void)
 
 static struct pnfs_context *mount_at(int port, const struct pnfs_opts *opts)
 {
-	struct pnfs_context *ctx = NULL;
-	int rc = pnfs_context_create(opts, &ctx);
-
-	CU_ASSERT_EQUAL_FATAL(rc, 0);
-	rc = pnfs_mount(ctx, "127.0.0.1", port, "/export");
-	if (rc != 0)
-		fprintf(stderr, "mount: %s\n", pnfs_get_error(ctx));
-	CU_ASSERT_EQUAL_FATAL(rc, 0);
-	return ctx;
+	return ct_mount(opts, port, "/export");
 }
 
 static struct pnfs_context *mount_ganesha(void)

@@ -7,6 +7,7 @@
 #include "client/pnfs.h"
 #include "tests/client/helpers.h"
 #include "tests/harness.h"
+#include "tests/integration/lab_cli.h"
 #include "tests/lab.h"
 #include "tests/mds/mdsd.h"
 
@@ -22,72 +23,17 @@
 #define MIB (1ull << 20)
 #define GIB (1ull << 30)
 
-static struct test_lab *lab;
-static struct test_mds *mds;
-static char why[300];
-static char url[128];         /* pnfs://127.0.0.1:PORT */
-static char devs[2048];       /* --initiator and --device options for the lab's LUNs */
-static char tmp[400];         /* local scratch */
-
-static void tmp_remove(void *arg)
-{
-	(void)arg;
-	if (tmp[0])
-		test_run(NULL, "rm -rf '%s'", tmp);
-}
-
-static int suite_init(void)
-{
-	struct lab_opts ram = { .ram = 1 };
-	int n;
-
-	/* 256 MiB of pool: a 4 GiB file fits only with its holes kept */
-	lab = lab_up(4, "64M", &ram);
-	if (!lab) {
-		snprintf(why, sizeof(why), "no tgtd lab");
-		return 0;
-	}
-	mds = tmds_up(lab, NULL, "--lease-time 10 --grace-time 2", why, sizeof(why));
-	if (!mds)
-		return 0;
-	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d", mds->port);
-	n = snprintf(devs, sizeof(devs), "--initiator iqn.2024-01.test.pnfs:sparse-a");
-	for (int i = 0; i < lab->nluns; i++)
-		n += snprintf(devs + n, sizeof(devs) - (size_t)n, " --device '%s'", lab->urls[i]);
-	snprintf(tmp, sizeof(tmp), "/dev/shm/pnfs-sparse.%d", (int)getpid());
-	if (mkdir(tmp, 0755) < 0 && errno != EEXIST) {
-		snprintf(why, sizeof(why), "%s: %s", tmp, strerror(errno));
-		tmds_down(mds);
-		mds = NULL;
-		return 0;
-	}
-	test_cleanup_push(tmp_remove, NULL);
-	return 0;
-}
-
-static int suite_clean(void)
-{
-	tmds_down(mds);
-	lab_down(lab);
-	tmp_remove(NULL);
-	mds = NULL;
-	lab = NULL;
-	return 0;
-}
-
-#define NEED_LAB() TEST_SKIP_IF(!mds, "%s", why)
+/* 256 MiB of pool: a 4 GiB file fits only with its holes kept */
+LAB_CLI_SUITE(4, "64M", "iqn.2024-01.test.pnfs:sparse-a", "pnfs-sparse")
 
 /* Run "pnfs -q ARGS"; 0 when it succeeded, else its status, said on stderr with what it printed. */
 static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int run(const char *fmt, ...)
 {
 	char args[8192], *err = NULL;
-	va_list ap;
 	int rc;
 
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
+	TEST_VFORMAT(args, fmt);
 	rc = test_run(&err, "'%s' -q %s 2>&1 >/dev/null", test_bin("pnfs"), args);
 	if (rc != 0)
 		fprintf(stderr, "\n  pnfs %s: exit %d:\n%s", args, rc, err ? err : "");
@@ -116,7 +62,7 @@ static uint64_t pool_used(void)
 	char *out = NULL;
 	uint64_t v = UINT64_MAX;
 
-	if (test_run(&out, "'%s' status --json --pool '%s' 2>&1", test_bin("pnfs-admin"), mds->pool) != 0 ||
+	if (test_run(&out, "'%s' status --json --pool '%s' 2>&1", test_bin("pnfs-admin"), cl.mds->pool) != 0 ||
 	    json_u64(out, "used_bytes", &v) < 0) {
 		fprintf(stderr, "\n  pnfs-admin status: %s\n", out ? out : "");
 		v = UINT64_MAX;
@@ -131,11 +77,8 @@ static uint64_t run_stat(const char *key, const char *fmt, ...)
 {
 	char args[8192], *out = NULL;
 	uint64_t v = UINT64_MAX;
-	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
+	TEST_VFORMAT(args, fmt);
 	if (test_run(&out, "'%s' -q --json --stats %s 2>&1 >/dev/null", test_bin("pnfs"), args) != 0 ||
 	    json_u64(out, key, &v) < 0) {
 		fprintf(stderr, "\n  pnfs %s: %s\n", args, out ? out : "");
@@ -198,6 +141,16 @@ static void sparse_file(const char *path, uint64_t size)
 	close(fd);
 }
 
+/* pnfs get of u into back with the lab's devices and more options: back holds the bytes of like,
+ * 8 MiB or more of it allocated (sparse 0) or less than 1 MiB (sparse 1); then back is removed. */
+static void get_and_check(const char *more, const char *u, const char *back, const char *like, int sparse)
+{
+	RUN_OK("%s %s get %s '%s'", cl.devs, more, u, back);
+	CU_ASSERT(sparse ? local_alloc(back) < MIB : local_alloc(back) >= 8 * MIB);
+	CU_ASSERT(same_bytes(like, back));
+	unlink(back);
+}
+
 /* ---- the 4 GiB file with 4 bytes ------------------------------------------------------------- */
 
 static void test_big_sparse_file(void)
@@ -206,16 +159,16 @@ static void test_big_sparse_file(void)
 	char src[500], back[500], back2[500], u[200], u2[200];
 	uint64_t before, after;
 
-	snprintf(src, sizeof(src), "%s/big", tmp);
+	snprintf(src, sizeof(src), "%s/big", cl.tmp);
 	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "truncate -s 4G '%s' && printf abcd | dd of='%s' bs=1 seek=1G "
 				       "conv=notrunc status=none", src, src), 0);
 	CU_ASSERT_EQUAL(local_size(src), 4 * GIB);
 	CU_ASSERT(local_alloc(src) < MIB);
-	snprintf(u, sizeof(u), "%s/big", url);
+	snprintf(u, sizeof(u), "%s/big", cl.url);
 	before = pool_used();
 	CU_ASSERT_NOT_EQUAL_FATAL(before, UINT64_MAX);
 	/* local to the server: one block taken (and written), the size 4 GiB */
-	CU_ASSERT(run_stat("direct_bytes_written", "%s cp '%s' %s", devs, src, u) < MIB);
+	CU_ASSERT(run_stat("direct_bytes_written", "%s cp '%s' %s", cl.devs, src, u) < MIB);
 	after = pool_used();
 	CU_ASSERT_EQUAL(remote_size(u), 4 * GIB);
 	CU_ASSERT(after >= before && after - before < 4 * MIB);
@@ -223,21 +176,21 @@ static void test_big_sparse_file(void)
 		fprintf(stderr, "\n  pool used %llu before, %llu after\n", (unsigned long long)before,
 			(unsigned long long)after);
 	/* back: a sparse local file with the same bytes, the holes not even read */
-	snprintf(back, sizeof(back), "%s/big.back", tmp);
-	CU_ASSERT(run_stat("zero_filled_bytes", "%s cp %s '%s'", devs, u, back) < MIB);
+	snprintf(back, sizeof(back), "%s/big.back", cl.tmp);
+	CU_ASSERT(run_stat("zero_filled_bytes", "%s cp %s '%s'", cl.devs, u, back) < MIB);
 	CU_ASSERT_EQUAL(local_size(back), 4 * GIB);
 	CU_ASSERT(local_alloc(back) < MIB);
 	CU_ASSERT(same_bytes(src, back));
 	unlink(back);
 	/* server to server: the same */
-	snprintf(u2, sizeof(u2), "%s/big2", url);
+	snprintf(u2, sizeof(u2), "%s/big2", cl.url);
 	before = pool_used();
-	RUN_OK("%s cp %s %s", devs, u, u2);
+	RUN_OK("%s cp %s %s", cl.devs, u, u2);
 	after = pool_used();
 	CU_ASSERT_EQUAL(remote_size(u2), 4 * GIB);
 	CU_ASSERT(after >= before && after - before < 4 * MIB);
-	snprintf(back2, sizeof(back2), "%s/big2.back", tmp);
-	RUN_OK("%s get %s '%s'", devs, u2, back2);
+	snprintf(back2, sizeof(back2), "%s/big2.back", cl.tmp);
+	RUN_OK("%s get %s '%s'", cl.devs, u2, back2);
 	CU_ASSERT_EQUAL(local_size(back2), 4 * GIB);
 	CU_ASSERT(local_alloc(back2) < MIB);
 	CU_ASSERT(same_bytes(src, back2));
@@ -255,69 +208,60 @@ static void test_never_and_always(void)
 	uint64_t before, after;
 
 	/* 8 MiB holding 4 bytes in the middle */
-	snprintf(src, sizeof(src), "%s/small", tmp);
+	snprintf(src, sizeof(src), "%s/small", cl.tmp);
 	sparse_file(src, 8 * MIB);
 	write_at(src, 4 * MIB + 1, 4, 1);
-	snprintf(u, sizeof(u), "%s/small", url);
+	snprintf(u, sizeof(u), "%s/small", cl.url);
 	/* auto: a block */
 	before = pool_used();
-	RUN_OK("%s cp '%s' %s", devs, src, u);
+	RUN_OK("%s cp '%s' %s", cl.devs, src, u);
 	after = pool_used();
 	CU_ASSERT(after >= before && after - before < 2 * MIB);
 	CU_ASSERT_EQUAL(remote_size(u), 8 * MIB);
 	RUN_OK("rm %s", u);
 	/* never: all of it, on the server and here */
 	before = pool_used();
-	RUN_OK("%s --sparse=never cp '%s' %s", devs, src, u);
+	RUN_OK("%s --sparse=never cp '%s' %s", cl.devs, src, u);
 	after = pool_used();
 	CU_ASSERT(after >= before + 8 * MIB);
 	if (!(after >= before + 8 * MIB))
 		fprintf(stderr, "\n  --sparse=never: pool used %llu before, %llu after\n", (unsigned long long)before,
 			(unsigned long long)after);
 	CU_ASSERT_EQUAL(remote_size(u), 8 * MIB);
-	snprintf(back, sizeof(back), "%s/small.back", tmp);
-	RUN_OK("%s cp --sparse never %s '%s'", devs, u, back);
+	snprintf(back, sizeof(back), "%s/small.back", cl.tmp);
+	RUN_OK("%s cp --sparse never %s '%s'", cl.devs, u, back);
 	CU_ASSERT(local_alloc(back) >= 8 * MIB);
 	CU_ASSERT(same_bytes(src, back));
 	unlink(back);
 	/* a file written full of zeros but for 4 bytes has no holes: auto keeps it whole, always
 	 * leaves the zeros out */
-	snprintf(dense, sizeof(dense), "%s/dense", tmp);
+	snprintf(dense, sizeof(dense), "%s/dense", cl.tmp);
 	CU_ASSERT_EQUAL(test_run(NULL, "head -c %llu /dev/zero > '%s'", 8 * MIB, dense), 0);
 	write_at(dense, 4 * MIB + 1, 4, 1);
 	CU_ASSERT(local_alloc(dense) >= 8 * MIB);
 	CU_ASSERT(same_bytes(src, dense));
 	RUN_OK("rm %s", u);
 	before = pool_used();
-	RUN_OK("%s cp '%s' %s", devs, dense, u);
+	RUN_OK("%s cp '%s' %s", cl.devs, dense, u);
 	after = pool_used();
 	CU_ASSERT(after >= before + 8 * MIB);
-	RUN_OK("%s get %s '%s'", devs, u, back); /* written on the server: copied whole */
-	CU_ASSERT(local_alloc(back) >= 8 * MIB);
-	CU_ASSERT(same_bytes(dense, back));
-	unlink(back);
-	RUN_OK("%s --sparse=always get %s '%s'", devs, u, back);
-	CU_ASSERT(local_alloc(back) < MIB);
-	CU_ASSERT(same_bytes(dense, back));
-	unlink(back);
+	get_and_check("", u, back, dense, 0); /* written on the server: copied whole */
+	get_and_check("--sparse=always", u, back, dense, 1);
 	RUN_OK("rm %s", u);
 	before = pool_used();
-	RUN_OK("%s cp --sparse=always '%s' %s", devs, dense, u);
+	RUN_OK("%s cp --sparse=always '%s' %s", cl.devs, dense, u);
 	after = pool_used();
 	CU_ASSERT(after >= before && after - before < 2 * MIB);
 	CU_ASSERT_EQUAL(remote_size(u), 8 * MIB);
-	RUN_OK("%s get %s '%s'", devs, u, back);
-	CU_ASSERT(local_alloc(back) < MIB);
-	CU_ASSERT(same_bytes(dense, back));
-	unlink(back);
+	get_and_check("", u, back, dense, 1);
 	/* from a pipe (8 MiB: it ends on a chunk's edge): the zeros left out, the size right */
 	RUN_OK("rm %s", u);
 	before = pool_used();
-	CU_ASSERT_EQUAL(test_run(NULL, "cat '%s' | '%s' -q %s --sparse=always cp - %s", dense, test_bin("pnfs"), devs, u), 0);
+	CU_ASSERT_EQUAL(test_run(NULL, "cat '%s' | '%s' -q %s --sparse=always cp - %s", dense, test_bin("pnfs"), cl.devs, u), 0);
 	after = pool_used();
 	CU_ASSERT(after >= before && after - before < 2 * MIB);
 	CU_ASSERT_EQUAL(remote_size(u), 8 * MIB);
-	RUN_OK("%s get %s '%s'", devs, u, back);
+	RUN_OK("%s get %s '%s'", cl.devs, u, back);
 	CU_ASSERT(same_bytes(dense, back));
 	unlink(back);
 	/* a bad value is a usage error */
@@ -357,45 +301,45 @@ static void test_odd_holes(void)
 	char src[500], back[500], u[200], u2[200];
 	uint64_t before, after;
 
-	snprintf(src, sizeof(src), "%s/odd", tmp);
+	snprintf(src, sizeof(src), "%s/odd", cl.tmp);
 	sparse_file(src, size);
 	for (size_t i = 0; i < sizeof(data) / sizeof(data[0]); i++)
 		write_at(src, data[i].off, data[i].len, 40 + i);
-	snprintf(u, sizeof(u), "%s/odd", url);
-	snprintf(u2, sizeof(u2), "%s/odd2", url);
-	snprintf(back, sizeof(back), "%s/odd.back", tmp);
+	snprintf(u, sizeof(u), "%s/odd", cl.url);
+	snprintf(u2, sizeof(u2), "%s/odd2", cl.url);
+	snprintf(back, sizeof(back), "%s/odd.back", cl.tmp);
 	before = pool_used();
-	RUN_OK("%s cp '%s' %s", devs, src, u);
+	RUN_OK("%s cp '%s' %s", cl.devs, src, u);
 	after = pool_used();
 	CU_ASSERT_EQUAL(remote_size(u), size);
 	/* about the data (11 MiB), not the file */
 	CU_ASSERT(after >= before && after - before < 16 * MIB);
 	/* back through layouts, through the MDS (all-zero blocks found), server to server */
-	RUN_OK("%s cp %s '%s'", devs, u, back);
+	RUN_OK("%s cp %s '%s'", cl.devs, u, back);
 	CU_ASSERT(local_alloc(back) < 16 * MIB);
 	check_back(src, back);
 	RUN_OK("--mds-io cp %s '%s'", u, back);
 	CU_ASSERT(local_alloc(back) < 16 * MIB);
 	check_back(src, back);
-	RUN_OK("%s cp %s %s", devs, u, u2);
+	RUN_OK("%s cp %s %s", cl.devs, u, u2);
 	CU_ASSERT_EQUAL(remote_size(u2), size);
-	RUN_OK("%s get %s '%s'", devs, u2, back);
+	RUN_OK("%s get %s '%s'", cl.devs, u2, back);
 	check_back(src, back);
 	RUN_OK("rm %s", u2);
 	/* written through the MDS, and with every byte */
 	RUN_OK("--mds-io cp '%s' %s", src, u2);
 	CU_ASSERT_EQUAL(remote_size(u2), size);
-	RUN_OK("%s get %s '%s'", devs, u2, back);
+	RUN_OK("%s get %s '%s'", cl.devs, u2, back);
 	check_back(src, back);
 	RUN_OK("rm %s", u2);
-	RUN_OK("%s --sparse=never cp '%s' %s", devs, src, u2);
-	RUN_OK("%s --sparse=always get %s '%s'", devs, u2, back);
+	RUN_OK("%s --sparse=never cp '%s' %s", cl.devs, src, u2);
+	RUN_OK("%s --sparse=always get %s '%s'", cl.devs, u2, back);
 	check_back(src, back);
 	/* a source read in turn (no SEEK_DATA on a pipe): copied whole, equal */
 	RUN_OK("rm %s", u2);
-	CU_ASSERT_EQUAL(test_run(NULL, "cat '%s' | '%s' -q %s cp - %s", src, test_bin("pnfs"), devs, u2), 0);
+	CU_ASSERT_EQUAL(test_run(NULL, "cat '%s' | '%s' -q %s cp - %s", src, test_bin("pnfs"), cl.devs, u2), 0);
 	CU_ASSERT_EQUAL(remote_size(u2), size);
-	RUN_OK("%s get %s '%s'", devs, u2, back);
+	RUN_OK("%s get %s '%s'", cl.devs, u2, back);
 	check_back(src, back);
 	RUN_OK("rm %s %s", u, u2);
 	unlink(src);
@@ -411,27 +355,27 @@ static void test_out_shapes(void)
 	const uint64_t size = 9 * MIB + 4097, sparse = 24 * MIB + 3;
 	char src[500], back[500], u[200];
 
-	snprintf(src, sizeof(src), "%s/tail", tmp);
-	snprintf(back, sizeof(back), "%s/tail.back", tmp);
-	snprintf(u, sizeof(u), "%s/tail", url);
+	snprintf(src, sizeof(src), "%s/tail", cl.tmp);
+	snprintf(back, sizeof(back), "%s/tail.back", cl.tmp);
+	snprintf(u, sizeof(u), "%s/tail", cl.url);
 	write_at(src, 0, (size_t)size, 77);
-	RUN_OK("%s cp '%s' %s", devs, src, u);
-	RUN_OK("%s cp %s '%s'", devs, u, back);
+	RUN_OK("%s cp '%s' %s", cl.devs, src, u);
+	RUN_OK("%s cp %s '%s'", cl.devs, u, back);
 	check_back(src, back);
 	/* in place over a longer file of other bytes */
 	write_at(back, 0, (size_t)(size + 3 * MIB), 78);
-	RUN_OK("%s --inplace cp %s '%s'", devs, u, back);
+	RUN_OK("%s --inplace cp %s '%s'", cl.devs, u, back);
 	check_back(src, back);
 	/* --sparse=never: the same bytes, every one read and written */
-	RUN_OK("%s --sparse=never cp %s '%s'", devs, u, back);
+	RUN_OK("%s --sparse=never cp %s '%s'", cl.devs, u, back);
 	check_back(src, back);
 	RUN_OK("rm %s", u);
 	/* data, then a hole to the end: the copy's size is the source's, its tail not allocated */
 	unlink(src);
 	sparse_file(src, sparse);
 	write_at(src, 0, (size_t)(2 * MIB + 5), 79);
-	RUN_OK("%s cp '%s' %s", devs, src, u);
-	RUN_OK("%s cp %s '%s'", devs, u, back);
+	RUN_OK("%s cp '%s' %s", cl.devs, src, u);
+	RUN_OK("%s cp %s '%s'", cl.devs, u, back);
 	CU_ASSERT(local_alloc(back) < 8 * MIB);
 	check_back(src, back);
 	RUN_OK("rm %s", u);

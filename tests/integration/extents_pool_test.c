@@ -95,9 +95,7 @@ static void test_states_and_lbas(void)
 
 	CU_ASSERT_FATAL(setup(&fx, "extents-pool") == 0);
 	CU_ASSERT_EQUAL(extents(&out, &fx, ""), 0);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "stripe of 4 LUNs, unit 256.0 KiB"));
-	CU_ASSERT_PTR_NOT_NULL(strstr(out, "9437307 bytes"));
+	xt_expect_file_summary(out);
 	n = xt_parse_rows(out, rows, 128);
 	CU_ASSERT_FATAL(n > 7);
 	for (int i = 0; i < n; i++) {
@@ -139,12 +137,7 @@ static void test_states_and_lbas(void)
 
 	/* A part of the file: the second write and the hole after it, clipped. */
 	CU_ASSERT_EQUAL(extents(&out, &fx, "--offset 3M --length 1M --no-split"), 0);
-	n = xt_parse_rows(out, rows, 128);
-	CU_ASSERT_EQUAL_FATAL(n, 2);
-	CU_ASSERT_EQUAL(rows[0].file_off, 3 * MIB);
-	CU_ASSERT_STRING_EQUAL(rows[0].state, "READ_WRITE");
-	CU_ASSERT_EQUAL(rows[1].file_off + rows[1].len, 4 * MIB);
-	CU_ASSERT_STRING_EQUAL(rows[1].state, "NONE");
+	xt_expect_second_write(out, "READ_WRITE");
 	free(out);
 
 	/* Without touching the LUNs, the same map (in 512-byte sectors, which these LUNs use). */
@@ -172,8 +165,7 @@ static void test_verify_flipped_byte(void)
 {
 	struct fixture fx;
 	struct xt_row rows[128];
-	char *out = NULL, opts[1024], want[256];
-	uint8_t b;
+	char *out = NULL, opts[1024];
 	int n, target = -1;
 
 	CU_ASSERT_FATAL(setup(&fx, "extents-verify") == 0);
@@ -189,22 +181,10 @@ static void test_verify_flipped_byte(void)
 		}
 	CU_ASSERT_FATAL(target >= 0);
 	free(out);
-	{
-		const struct xt_row *r = &rows[target];
-		uint64_t at = r->lba_first * 512 + 4321;
-		CU_ASSERT_EQUAL_FATAL(xt_read_at(fx.lab->files[r->lun], &b, 1, at), 0);
-		b ^= 0x5a;
-		CU_ASSERT_EQUAL_FATAL(xt_write_at(fx.lab->files[r->lun], &b, 1, at), 0);
-		CU_ASSERT_EQUAL(extents(&out, &fx, opts), 1);
-		CU_ASSERT_PTR_NOT_NULL(strstr(out, "2 ok, 4 reading as zeros, 1 bad"));
-		snprintf(want, sizeof(want), "extent 2 (file %llu+", 3ull * MIB);
-		CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
-		snprintf(want, sizeof(want), "1 byte differs, the first at file offset %llu: LUN %d LBA %llu byte 225",
-			 (unsigned long long)(r->file_off + 4321), r->lun, (unsigned long long)(r->lba_first + 8));
-		CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
-		CU_ASSERT_EQUAL(xt_count(out, "MISMATCH"), 1);
-		free(out);
-	}
+	xt_flip_byte(fx.lab, &rows[target]);
+	CU_ASSERT_EQUAL(extents(&out, &fx, opts), 1);
+	xt_expect_bad(out, "2 ok, 4 reading as zeros, 1 bad", &rows[target], 1);
+	free(out);
 	teardown(&fx);
 }
 

@@ -2,6 +2,7 @@
  * in the LUNs' backing files; CHAP and initiator ACLs really refuse strangers. */
 #include "tests/harness.h"
 #include "tests/lab.h"
+#include "tests/lab_iscsi.h"
 
 #include <fcntl.h>
 #include <iscsi/iscsi.h>
@@ -15,29 +16,7 @@
 
 static struct iscsi_context *lun_connect(const char *urlstr, const char *initiator, int *lun)
 {
-	struct iscsi_context *ctx = iscsi_create_context(initiator ? initiator : TEST_INITIATOR);
-	struct iscsi_url *url;
-
-	if (!ctx)
-		return NULL;
-	url = iscsi_parse_full_url(ctx, urlstr);
-	if (!url) {
-		iscsi_destroy_context(ctx);
-		return NULL;
-	}
-	iscsi_set_targetname(ctx, url->target);
-	iscsi_set_session_type(ctx, ISCSI_SESSION_NORMAL);
-	iscsi_set_header_digest(ctx, ISCSI_HEADER_DIGEST_NONE_CRC32C);
-	if (url->user[0])
-		iscsi_set_initiator_username_pwd(ctx, url->user, url->passwd);
-	*lun = url->lun;
-	if (iscsi_full_connect_sync(ctx, url->portal, url->lun) != 0) {
-		iscsi_destroy_url(url);
-		iscsi_destroy_context(ctx);
-		return NULL;
-	}
-	iscsi_destroy_url(url);
-	return ctx;
+	return lab_iscsi_connect(urlstr, initiator ? initiator : TEST_INITIATOR, lun);
 }
 
 static void lun_close(struct iscsi_context *ctx)

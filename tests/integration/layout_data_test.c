@@ -122,28 +122,9 @@ static int all_zero(const unsigned char *b, size_t n)
 
 /* ==== block layouts ========================================================================== */
 
-static struct test_lab *lab;
-static struct test_mds *mds;
-
-static int block_init(void)
-{
-	char why[64];
-
-	lab = lab_up(4, "16M", NULL);
-	if (!lab)
-		return 1;
-	/* Block-volume layouts only: the LUNs stay open to every initiator. A short grace after the
-	 * restart of the reclaim test. */
-	mds = tmds_up(lab, "--stripe-unit 64K", "--scsi-layouts no --grace-time 3", why, sizeof(why));
-	return !mds;
-}
-
-static int block_clean(void)
-{
-	tmds_down(mds);
-	lab_down(lab);
-	return 0;
-}
+/* Block-volume layouts only: the LUNs stay open to every initiator. A short grace after the restart
+ * of the reclaim test. */
+TMDS_SUITE(block_init, block_clean, 4, "16M", "--stripe-unit 64K", "--scsi-layouts no --grace-time 3")
 
 static void test_write_commit_read(void)
 {
@@ -332,8 +313,7 @@ static int reclaim_complete(struct nc *c)
 	struct proto_compound_res r;
 	int rc;
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_RECLAIM_COMPLETE;
+	nc_op_simple(&op, OP_RECLAIM_COMPLETE);
 	op.nfs_argop4_u.opreclaim_complete.rca_one_fs = FALSE;
 	rc = nc_seq(c, &op, 1, &r);
 	if (rc == 0)
@@ -418,23 +398,18 @@ static int sport;
 
 static int scsi_init(void)
 {
-	char args[160], why[64];
+	char why[64];
 
-	slab = lab_up(4, "16M", NULL);
-	if (!slab)
-		return 1;
 	sport = test_free_port();
 	/* forced on: tgt refuses APTPL, so by default the server would offer no SCSI layouts */
-	snprintf(args, sizeof(args), "--lease-time %d --metrics-port %d --scsi-layouts yes", LEASE_S, sport);
-	smds = tmds_up(slab, "--stripe-unit 64K", args, why, sizeof(why));
+	smds = tmds_lab_up(&slab, 4, "16M", NULL, "--stripe-unit 64K", why, sizeof(why),
+			  "--lease-time %d --metrics-port %d --scsi-layouts yes", LEASE_S, sport);
 	return !smds;
 }
 
 static int scsi_clean(void)
 {
-	tmds_down(smds);
-	lab_down(slab);
-	return 0;
+	return tmds_lab_down(&slab, &smds);
 }
 
 static void test_scsi_remove_fence(void)

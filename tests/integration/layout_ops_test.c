@@ -26,31 +26,12 @@
 #define RW LAYOUTIOMODE4_RW
 #define ANY LAYOUTIOMODE4_ANY
 
-static struct test_lab *lab;
-static struct test_mds *mds;
 static int mport;
 
-static int suite_init(void)
-{
-	char args[128], why[64];
-
-	lab = lab_up(4, "32M", NULL);
-	if (!lab)
-		return 1;
-	mport = test_free_port();
-	/* SCSI layouts forced on: GETDEVICELIST and LAYOUTCOMMIT of SCSI type are checked too (with its
-	 * default the server offers none on tgt, which refuses APTPL: integration/scsi_layouts) */
-	snprintf(args, sizeof(args), "--metrics-port %d --scsi-layouts yes", mport);
-	mds = tmds_up(lab, "--stripe-unit 64K", args, why, sizeof(why));
-	return !mds;
-}
-
-static int suite_clean(void)
-{
-	tmds_down(mds);
-	lab_down(lab);
-	return 0;
-}
+/* SCSI layouts forced on: GETDEVICELIST and LAYOUTCOMMIT of SCSI type are checked too (with its
+ * default the server offers none on tgt, which refuses APTPL: integration/scsi_layouts) */
+TMDS_SUITE(suite_init, suite_clean, 4, "32M", "--stripe-unit 64K", "--metrics-port %d --scsi-layouts yes",
+	   mport = test_free_port())
 
 static struct nc *client(const char *owner)
 {
@@ -412,6 +393,19 @@ static int args_commit_one(struct args_case *a, const pnfs_block_extent4 *e)
 			.last_write = 4095, .ext = e, .n = 1 });
 }
 
+static void args_open_rw(struct args_case *a, const char *name)
+{
+	args_open(a, name);
+	args_rw_layout(a);
+}
+
+/* args_open_rw, and the device ID of the layout's first extent in devid. */
+static void args_open_devid(struct args_case *a, const char *name, unsigned char devid[NFS4_DEVICEID4_SIZE])
+{
+	args_open_rw(a, name);
+	memcpy(devid, a->l->ext[0].bex_vol_id, NFS4_DEVICEID4_SIZE);
+}
+
 static void args_close(struct args_case *a)
 {
 	nc_close(a->c, &a->fh, &a->open);
@@ -502,79 +496,56 @@ static void test_read_open_read_layouts_only(void)
 	free(a.l);
 }
 
-static void test_layoutcommit_outside_layout(void)
+/* How a LAYOUTCOMMIT's one extent departs from the layout it commits. */
+enum bend { BEND_OUTSIDE, BEND_STATE, BEND_DEVICE };
+
+/* LAYOUTCOMMIT of the case's RW layout with its first extent bent one way: NFS4ERR_BADLAYOUT. */
+static void commit_bent_extent(const char *name, enum bend how)
 {
 	struct args_case a;
 	pnfs_block_extent4 e;
 
-	args_open(&a, "args-outside");
-	args_rw_layout(&a);
+	args_open_rw(&a, name);
 	e = a.ext[0];
-	e.bex_file_offset = 1 << 20;
+	if (how == BEND_OUTSIDE)
+		e.bex_file_offset = 1 << 20;
+	else if (how == BEND_STATE)
+		e.bex_state = PNFS_BLOCK_INVALID_DATA;
+	else
+		e.bex_vol_id[3] ^= 1;
 	CU_ASSERT_EQUAL(args_commit_one(&a, &e), NFS4ERR_BADLAYOUT);
 	args_close(&a);
 }
 
-static void test_layoutcommit_not_written_state(void)
-{
-	struct args_case a;
-	pnfs_block_extent4 e;
-
-	args_open(&a, "args-state");
-	args_rw_layout(&a);
-	e = a.ext[0];
-	e.bex_state = PNFS_BLOCK_INVALID_DATA;
-	CU_ASSERT_EQUAL(args_commit_one(&a, &e), NFS4ERR_BADLAYOUT);
-	args_close(&a);
-}
-
-static void test_layoutcommit_other_device(void)
-{
-	struct args_case a;
-	pnfs_block_extent4 e;
-
-	args_open(&a, "args-device");
-	args_rw_layout(&a);
-	e = a.ext[0];
-	e.bex_vol_id[3] ^= 1;
-	CU_ASSERT_EQUAL(args_commit_one(&a, &e), NFS4ERR_BADLAYOUT);
-	args_close(&a);
-}
+static void test_layoutcommit_outside_layout(void) { commit_bent_extent("args-outside", BEND_OUTSIDE); }
+static void test_layoutcommit_not_written_state(void) { commit_bent_extent("args-state", BEND_STATE); }
+static void test_layoutcommit_other_device(void) { commit_bent_extent("args-device", BEND_DEVICE); }
 
 /* The last write outside the range committed. */
 static void test_layoutcommit_last_write_outside(void)
 {
 	struct args_case a;
 
-	args_open(&a, "args-lastwrite");
-	args_rw_layout(&a);
+	args_open_rw(&a, "args-lastwrite");
 	CU_ASSERT_EQUAL(lt_layoutcommit(a.c, &a.fh, &(struct lt_commit){ .type = BLK, .sid = &a.l->sid, .len = 8192,
 			.last_write = 9000, .ext = a.ext, .n = a.l->n }),
 			NFS4ERR_INVAL);
 	args_close(&a);
 }
 
-static void test_layoutreturn_bad_iomode(void)
+/* LAYOUTRETURN of [0, len) with iomode of the case's RW layout: NFS4ERR_INVAL. */
+static void return_invalid(const char *name, uint32_t iomode, uint64_t len)
 {
 	struct args_case a;
 	int present;
 
-	args_open(&a, "args-ret-iomode");
-	args_rw_layout(&a);
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &a.fh, BLK, 7, 0, 4096, &a.l->sid, &present), NFS4ERR_INVAL);
+	args_open_rw(&a, name);
+	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &a.fh, BLK, iomode, 0, len, &a.l->sid, &present), NFS4ERR_INVAL);
 	args_close(&a);
 }
 
-static void test_layoutreturn_empty_range(void)
-{
-	struct args_case a;
-	int present;
-
-	args_open(&a, "args-ret-range");
-	args_rw_layout(&a);
-	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &a.fh, BLK, RW, 0, 0, &a.l->sid, &present), NFS4ERR_INVAL);
-	args_close(&a);
-}
+static void test_layoutreturn_bad_iomode(void) { return_invalid("args-ret-iomode", 7, 4096); }
+static void test_layoutreturn_empty_range(void) { return_invalid("args-ret-range", RW, 0); }
 
 /* A layout stateid given with another file, and an open stateid where a layout stateid belongs. */
 static void test_layoutreturn_wrong_stateid(void)
@@ -583,8 +554,7 @@ static void test_layoutreturn_wrong_stateid(void)
 	struct nc_fh dir;
 	int present;
 
-	args_open(&a, "args-ret-sid");
-	args_rw_layout(&a);
+	args_open_rw(&a, "args-ret-sid");
 	CU_ASSERT_EQUAL_FATAL(nc_mkdir(a.c, &a.root, "args-ret-sid-dir", 0755, &dir), 0);
 	CU_ASSERT_EQUAL(lt_layoutreturn_file(a.c, &dir, BLK, RW, 0, 4096, &a.l->sid, &present),
 			NFS4ERR_BAD_STATEID);
@@ -598,9 +568,7 @@ static void test_getdeviceinfo_wrong_type(void)
 	struct args_case a;
 	unsigned char devid[NFS4_DEVICEID4_SIZE];
 
-	args_open(&a, "args-gdi-type");
-	args_rw_layout(&a);
-	memcpy(devid, a.l->ext[0].bex_vol_id, sizeof(devid));
+	args_open_devid(&a, "args-gdi-type", devid);
 	CU_ASSERT_EQUAL(lt_getdeviceinfo(a.c, devid, LAYOUT4_NFSV4_1_FILES, 4096, 0, NULL, NULL, NULL),
 			NFS4ERR_UNKNOWN_LAYOUTTYPE);
 	CU_ASSERT_EQUAL(lt_getdeviceinfo(a.c, devid, LAYOUT4_SCSI, 4096, 0, NULL, NULL, NULL), NFS4ERR_INVAL);
@@ -613,9 +581,7 @@ static void test_getdeviceinfo_unknown_device(void)
 	struct args_case a;
 	unsigned char devid[NFS4_DEVICEID4_SIZE];
 
-	args_open(&a, "args-gdi-noent");
-	args_rw_layout(&a);
-	memcpy(devid, a.l->ext[0].bex_vol_id, sizeof(devid));
+	args_open_devid(&a, "args-gdi-noent", devid);
 	devid[15] ^= 0x77;
 	CU_ASSERT_EQUAL(lt_getdeviceinfo(a.c, devid, BLK, 4096, 0, NULL, NULL, NULL), NFS4ERR_NOENT);
 	args_close(&a);

@@ -28,15 +28,11 @@ static int mport;
 
 static int suite_init(void)
 {
-	char why[64], args[200];
+	char why[64];
 
-	lab = lab_up(1, "32M", NULL);
-	if (!lab)
-		return 1;
 	mport = test_free_port();
-	snprintf(args, sizeof(args), "--login-timeout %d --max-connections %d --metrics-port %d", LOGIN_S, MAX_CONNS,
-		 mport);
-	mds = tmds_up(lab, "--concat", args, why, sizeof(why));
+	mds = tmds_lab_up(&lab, 1, "32M", NULL, "--concat", why, sizeof(why),
+			  "--login-timeout %d --max-connections %d --metrics-port %d", LOGIN_S, MAX_CONNS, mport);
 	if (!mds)
 		return 1;
 	/* The start-up check's connection is gone before the tests count theirs. */
@@ -46,9 +42,7 @@ static int suite_init(void)
 
 static int suite_clean(void)
 {
-	tmds_down(mds);
-	lab_down(lab);
-	return 0;
+	return tmds_lab_down(&lab, &mds);
 }
 
 static uint64_t mono_ms(void)
@@ -184,8 +178,7 @@ static void test_pings_do_not_log_in(void)
 	nfs_argop4 op;
 	uint64_t t0 = mono_ms();
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_EXCHANGE_ID;
+	nc_op_simple(&op, OP_EXCHANGE_ID);
 	op.nfs_argop4_u.opexchange_id.eia_clientowner.co_ownerid.co_ownerid_len = 11;
 	op.nfs_argop4_u.opexchange_id.eia_clientowner.co_ownerid.co_ownerid_val = "ping-client";
 	op.nfs_argop4_u.opexchange_id.eia_state_protect.spa_how = SP4_NONE;
@@ -262,8 +255,7 @@ static void test_sessions_stay(void)
 	wait_conns(1);
 
 	b = conn();
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_BIND_CONN_TO_SESSION;
+	nc_op_simple(&op, OP_BIND_CONN_TO_SESSION);
 	memcpy(op.nfs_argop4_u.opbind_conn_to_session.bctsa_sessid, s->sessid, NFS4_SESSIONID_SIZE);
 	op.nfs_argop4_u.opbind_conn_to_session.bctsa_dir = CDFC4_FORE;
 	CU_ASSERT_EQUAL_FATAL(nc_compound(b, &op, 1, &res), 0);

@@ -20,14 +20,6 @@ static int run_mds(char **out, const char *args)
 	return test_run(out, "'%s' %s 2>&1", test_bin("pnfs-mds"), args);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 static void test_usage_and_config_errors(void)
 {
 	const char *dir = test_tmpdir("mds-cli");
@@ -47,14 +39,14 @@ static void test_usage_and_config_errors(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "port"));
 	free(out);
 	snprintf(path, sizeof(path), "%s/bad.conf", dir);
-	write_file(path, "# pnfs-mds\npool = /srv/pool\n\nlease-time = forever\n");
+	test_write_text(path, "# pnfs-mds\npool = /srv/pool\n\nlease-time = forever\n");
 	snprintf(args, sizeof(args), "--config '%s'", path);
 	CU_ASSERT_EQUAL(run_mds(&out, args), 2);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad.conf:4:"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "forever"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "lease-time"));
 	free(out);
-	write_file(path, "pool = /srv/pool\nexprot = * rw\n");
+	test_write_text(path, "pool = /srv/pool\nexprot = * rw\n");
 	CU_ASSERT_EQUAL(run_mds(&out, args), 2);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "bad.conf:2:"));
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "exprot"));
@@ -64,18 +56,6 @@ static void test_usage_and_config_errors(void)
 	CU_ASSERT_EQUAL(run_mds(&out, args), 1);
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, dir));
 	free(out);
-}
-
-static int pid_from_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int pid = 0;
-	if (!f)
-		return 0;
-	if (fscanf(f, "%d", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	return pid;
 }
 
 /* Lines of the log file that contain what. */
@@ -105,13 +85,13 @@ static void test_daemon_mode_pid_file_and_reload(void)
 	snprintf(conf, sizeof(conf), "%s/mds.conf", m->dir);
 	snprintf(pidf, sizeof(pidf), "%s/mds.pid", m->dir);
 	snprintf(logf, sizeof(logf), "%s/daemon.log", m->dir);
-	write_file(conf, "export = 127.0.0.1 rw,no_root_squash\n");
+	test_write_text(conf, "export = 127.0.0.1 rw,no_root_squash\n");
 	snprintf(args, sizeof(args), "--config '%s' --pool '%s' --listen 127.0.0.1 --port %d --pid-file '%s' --log-file '%s'",
 		 conf, m->pool, port, pidf, logf);
 	/* Daemon mode: the command returns 0 once the server is up. */
 	CU_ASSERT_EQUAL_FATAL(run_mds(&out, args), 0);
 	free(out);
-	pid = pid_from_file(pidf);
+	pid = test_pid_from_file(pidf);
 	CU_ASSERT_FATAL(pid > 0);
 	m->pid = pid; /* the harness cleanup kills it if this test fails */
 	c = nc_connect(port);
@@ -120,13 +100,13 @@ static void test_daemon_mode_pid_file_and_reload(void)
 	CU_ASSERT_EQUAL(nc_rootfh(c, &root), 0);
 	CU_ASSERT_EQUAL(nc_mkdir(c, &root, "before-reload", 0755, NULL), 0);
 	/* SIGHUP with a read-only rule in the file: the next change is refused. */
-	write_file(conf, "export = 127.0.0.1 ro\n");
+	test_write_text(conf, "export = 127.0.0.1 ro\n");
 	CU_ASSERT_EQUAL(kill(pid, SIGHUP), 0);
 	TW_WAIT_UNTIL(log_lines(logf, "SIGHUP: 1 export rule(s) loaded") == 1, 10 * 1000, 20);
 	CU_ASSERT_EQUAL(log_lines(logf, "SIGHUP: 1 export rule(s) loaded"), 1);
 	CU_ASSERT_EQUAL(nc_mkdir(c, &root, "after-reload", 0755, NULL), NFS4ERR_ROFS);
 	/* A broken file on SIGHUP keeps the rules that are in force. */
-	write_file(conf, "export = 127.0.0.1 rw,no_root_squash\nexport = bogus\n");
+	test_write_text(conf, "export = 127.0.0.1 rw,no_root_squash\nexport = bogus\n");
 	CU_ASSERT_EQUAL(kill(pid, SIGHUP), 0);
 	TW_WAIT_UNTIL(log_lines(logf, "SIGHUP: exports not reloaded") == 1, 10 * 1000, 20);
 	CU_ASSERT_EQUAL(log_lines(logf, "SIGHUP: exports not reloaded"), 1);
@@ -145,7 +125,7 @@ static void test_daemon_mode_pid_file_and_reload(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "stopped"));
 	free(out);
 	/* Daemon mode with a LUN gone: the command fails (1) and says which LUN. */
-	write_file(conf, "export = 127.0.0.1 rw,no_root_squash\n");
+	test_write_text(conf, "export = 127.0.0.1 rw,no_root_squash\n");
 	lab_down(lab);
 	{
 		int rc = run_mds(&out, args);

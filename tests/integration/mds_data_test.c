@@ -203,13 +203,25 @@ static void commit_verifier(struct nc *c, const char *path, char verf[8])
 
 	CU_ASSERT_EQUAL_FATAL(nc_lookup_path(c, path, &fh), 0);
 	nc_op_putfh(&ops[0], &fh);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_COMMIT;
+	nc_op_simple(&ops[1], OP_COMMIT);
 	CU_ASSERT_EQUAL(nc_seq(c, ops, 2, &res), 0);
 	CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
 	if (res.res.status == NFS4_OK)
 		memcpy(verf, res.res.resarray.resarray_val[2].nfs_resop4_u.opcommit.COMMIT4res_u.resok4.writeverf, 8);
 	proto_compound_res_free(&res);
+}
+
+/* The server m started again and a client of it that finds every file and the tree as written. */
+static struct nc *restarted(struct test_mds *m)
+{
+	struct nc *c;
+
+	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
+	c = client(m, "durability-client");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	check_files(c, "files");
+	check_tree(c);
+	return c;
 }
 
 static void test_files_survive_restarts(void)
@@ -243,11 +255,7 @@ static void test_files_survive_restarts(void)
 	rc = tmds_stop(m, SIGTERM);
 	CU_ASSERT_EQUAL(rc, 0);
 	check_bytes_on_luns(lab);
-	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
-	c = client(m, "durability-client");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-	check_files(c, "files");
-	check_tree(c);
+	c = restarted(m);
 	commit_verifier(c, "files/f4", verf2);
 	CU_ASSERT(memcmp(verf1, verf2, 8) != 0);
 	/* More changes, and the server dies without warning right after the replies. */
@@ -259,11 +267,7 @@ static void test_files_survive_restarts(void)
 	CU_ASSERT_EQUAL(tmds_stop(m, SIGKILL), 128 + SIGKILL);
 	nc_free(c);
 
-	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
-	c = client(m, "durability-client");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-	check_files(c, "files");
-	check_tree(c);
+	c = restarted(m);
 	{
 		unsigned char buf[4096 * 4 + 64];
 		size_t got;

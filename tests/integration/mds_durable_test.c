@@ -33,8 +33,7 @@ static int write_one(struct nc *c, const struct nc_fh *fh, const stateid4 *sid, 
 	int rc;
 
 	nc_op_putfh(&ops[0], fh);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_WRITE;
+	nc_op_simple(&ops[1], OP_WRITE);
 	ops[1].nfs_argop4_u.opwrite.stateid = *sid;
 	ops[1].nfs_argop4_u.opwrite.offset = off;
 	ops[1].nfs_argop4_u.opwrite.stable = stable;
@@ -61,8 +60,7 @@ static int commit_one(struct nc *c, const struct nc_fh *fh, uint8_t verf[NFS4_VE
 	int rc;
 
 	nc_op_putfh(&ops[0], fh);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_COMMIT;
+	nc_op_simple(&ops[1], OP_COMMIT);
 	rc = nc_seq(c, ops, 2, &res);
 	if (rc == 0) {
 		rc = (int)res.res.status;

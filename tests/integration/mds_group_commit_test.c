@@ -27,26 +27,16 @@ static char why[300];
 
 static int suite_init(void)
 {
-	char args[64];
 
-	lab = lab_up(2, "32M", NULL);
-	if (!lab) {
-		snprintf(why, sizeof(why), "lab did not start");
-		return 0;
-	}
 	mport = test_free_port();
-	snprintf(args, sizeof(args), "--metrics-port %d", mport);
-	mds = tmds_up(lab, NULL, args, why, sizeof(why));
+	mds = tmds_lab_up(&lab, 2, "32M", NULL, NULL, why, sizeof(why),
+			  "--metrics-port %d", mport);
 	return 0;
 }
 
 static int suite_clean(void)
 {
-	tmds_down(mds);
-	lab_down(lab);
-	mds = NULL;
-	lab = NULL;
-	return 0;
+	return tmds_lab_down(&lab, &mds);
 }
 
 #define NEED_MDS() TEST_SKIP_IF(!mds, "%s", why)
@@ -82,8 +72,7 @@ static void send_mkdir(struct cl *k, const char *name)
 	CREATE4args *ca = &ops[1].nfs_argop4_u.opcreate;
 
 	nc_op_putfh(&ops[0], &k->root);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_CREATE;
+	nc_op_simple(&ops[1], OP_CREATE);
 	ca->objtype.type = NF4DIR;
 	ca->objname.utf8string_len = (u_int)strlen(name);
 	ca->objname.utf8string_val = (char *)name;

@@ -95,18 +95,6 @@ static int run_mds(char **out, const struct test_mds *m, const char *more)
 	return run_mds_on(out, m->pool, test_free_port(), more);
 }
 
-static int pid_from_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int pid = 0;
-	if (!f)
-		return 0;
-	if (fscanf(f, "%d", &pid) != 1)
-		pid = 0;
-	fclose(f);
-	return pid;
-}
-
 static int admin(char **out, const char *pool, const char *cmd)
 {
 	return test_run(out, "'%s' %s --pool '%s' 2>&1", test_bin("pnfs-admin"), cmd, pool);
@@ -126,22 +114,44 @@ static void assert_fenced_intact(const struct test_lab *lab)
 	}
 }
 
-static void test_second_server_refused(void)
+/* m still serves: a client named owner makes the directory name in its root. */
+static void assert_serves(const struct test_mds *m, const char *owner, const char *name)
 {
-	struct test_lab *lab = lab_up(2, "32M", NULL);
-	struct test_mds *m;
-	char expect[200], listen[80], *out = NULL, *log;
-	const char *modes[] = { "--foreground", "", "--foreground --scsi-layouts no", "--scsi-layouts no" };
-	struct nc *c;
+	struct nc *c = nc_connect(m->port);
 	struct nc_fh root;
 
+	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+	CU_ASSERT_EQUAL(nc_setup(c, owner), 0);
+	CU_ASSERT_EQUAL(nc_rootfh(c, &root), 0);
+	CU_ASSERT_EQUAL(nc_mkdir(c, &root, name, 0755, NULL), 0);
+	nc_free(c);
+}
+
+/* The ways a second server is started on a pool that is served already. */
+static const char *const modes[] = { "--foreground", "", "--foreground --scsi-layouts no", "--scsi-layouts no" };
+
+/* The first server of the lab's pool, running: it fences (SCSI layouts forced on tgt, which refuses
+ * APTPL: auto would not), its LUNs left fenced by an earlier run. */
+static struct test_mds *first_server(struct test_lab *lab)
+{
+	struct test_mds *m;
+
 	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	/* The first server fences (SCSI layouts on tgt, which refuses APTPL: auto would not). */
 	m = tmds_new(lab, NULL, "--scsi-layouts yes");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
 	for (int i = 0; i < lab->nluns; i++)
 		CU_ASSERT_EQUAL_FATAL(leave_fenced_state(lab->urls[i]), 0);
 	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
+	return m;
+}
+
+static void test_second_server_refused(void)
+{
+	struct test_lab *lab = lab_up(2, "32M", NULL);
+	struct test_mds *m;
+	char expect[200], listen[80], *out = NULL, *log;
+
+	m = first_server(lab);
 	/* The first server took the LUNs over from its earlier run: fencing is on, the old client out. */
 	assert_fenced_intact(lab);
 	snprintf(expect, sizeof(expect), "is served by pnfs-mds pid %d on ", (int)m->pid);
@@ -165,12 +175,7 @@ static void test_second_server_refused(void)
 		assert_fenced_intact(lab);
 	}
 	/* ... and it still serves. */
-	c = nc_connect(m->port);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-	CU_ASSERT_EQUAL(nc_setup(c, "guard-client"), 0);
-	CU_ASSERT_EQUAL(nc_rootfh(c, &root), 0);
-	CU_ASSERT_EQUAL(nc_mkdir(c, &root, "still-served", 0755, NULL), 0);
-	nc_free(c);
+	assert_serves(m, "guard-client", "still-served");
 	log = tmds_log(m);
 	CU_ASSERT_PTR_NULL(strstr(log, "cleared"));
 	free(log);
@@ -205,18 +210,11 @@ static void test_other_copy_refused_then_takeover(void)
 	struct test_lab *lab = lab_up(2, "32M", NULL);
 	struct test_mds *m;
 	char copy[400], expect[200], pidf[400], more[1200], *out = NULL, *log;
-	const char *modes[] = { "--foreground", "", "--foreground --scsi-layouts no", "--scsi-layouts no" };
 	int port2 = test_free_port(), pid2 = 0, st = 0, ended = 0;
 	struct nc *c;
 	struct nc_fh root;
 
-	CU_ASSERT_PTR_NOT_NULL_FATAL(lab);
-	/* The first server fences (SCSI layouts on tgt, which refuses APTPL: auto would not). */
-	m = tmds_new(lab, NULL, "--scsi-layouts yes");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-	for (int i = 0; i < lab->nluns; i++)
-		CU_ASSERT_EQUAL_FATAL(leave_fenced_state(lab->urls[i]), 0);
-	CU_ASSERT_EQUAL_FATAL(tmds_start(m), 0);
+	m = first_server(lab);
 	snprintf(copy, sizeof(copy), "%s/standby-pool", m->dir);
 	CU_ASSERT_EQUAL_FATAL(test_run(NULL, "cp -a '%s' '%s'", m->pool, copy), 0);
 	snprintf(expect, sizeof(expect), "its LUNs are served by pnfs-mds pid %d on ", (int)m->pid);
@@ -237,12 +235,7 @@ static void test_other_copy_refused_then_takeover(void)
 		assert_fenced_intact(lab);
 	}
 	/* the first server never noticed */
-	c = nc_connect(m->port);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-	CU_ASSERT_EQUAL(nc_setup(c, "guard-first"), 0);
-	CU_ASSERT_EQUAL(nc_rootfh(c, &root), 0);
-	CU_ASSERT_EQUAL(nc_mkdir(c, &root, "before-takeover", 0755, NULL), 0);
-	nc_free(c);
+	assert_serves(m, "guard-first", "before-takeover");
 
 	/* --takeover: the standby starts (as a daemon), the first one stops on its own. */
 	snprintf(more, sizeof(more), "--takeover --scsi-layouts yes --pid-file '%s' --log-file '%s/standby.log'", pidf,
@@ -250,7 +243,7 @@ static void test_other_copy_refused_then_takeover(void)
 	CU_ASSERT_EQUAL(run_mds_on(&out, copy, port2, more), 0);
 	free(out);
 	out = NULL;
-	pid2 = pid_from_file(pidf);
+	pid2 = test_pid_from_file(pidf);
 	CU_ASSERT(pid2 > 0);
 	TW_WAIT_UNTIL(ended || (ended = waitpid(m->pid, &st, WNOHANG) == m->pid), 30 * 1000, 100);
 	CU_ASSERT(ended);

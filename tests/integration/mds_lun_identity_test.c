@@ -6,6 +6,7 @@
  * it serves them again by itself. A libpnfs client's own sessions are checked the same way. */
 #include "client/pnfs.h"
 #include "tests/blkmap/helpers.h"
+#include "tests/client/helpers.h"
 #include "tests/harness.h"
 #include "tests/integration/wait.h"
 #include "tests/lab.h"
@@ -264,8 +265,7 @@ static struct pnfs_context *client_open(struct env *e, struct pnfs_fh **fh, uint
 	o.ndevices = 2;
 	o.initiator_name = INITIATOR;
 	o.timeout_ms = 5000;
-	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
-	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", e->mds->port, "/"), 0);
+	ctx = ct_mount(&o, e->mds->port, "/");
 	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/f.bin", O_RDONLY, 0, fh), 0);
 	CU_ASSERT_EQUAL(pnfs_pread(ctx, *fh, buf, 1 << 20, 0), 1 << 20);
 	CU_ASSERT_EQUAL(memcmp(buf, e->data, 1 << 20), 0);

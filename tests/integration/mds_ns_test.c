@@ -20,11 +20,8 @@ static int suite_init(void)
 {
 	char why[64];
 
-	lab = lab_up(2, "32M", NULL);
-	if (!lab)
-		return 1;
 	/* SCSI layouts forced on: fs_layout_type lists both (tgt's refusal of APTPL would leave SCSI out) */
-	mds = tmds_up(lab, "--stripe-unit 64K", "--scsi-layouts yes", why, sizeof(why));
+	mds = tmds_lab_up(&lab, 2, "32M", NULL, "--stripe-unit 64K", why, sizeof(why), "--scsi-layouts yes");
 	if (!mds)
 		return 1;
 	c = nc_connect(mds->port);
@@ -34,9 +31,7 @@ static int suite_init(void)
 static int suite_clean(void)
 {
 	nc_free(c);
-	tmds_down(mds);
-	lab_down(lab);
-	return 0;
+	return tmds_lab_down(&lab, &mds);
 }
 
 static int getattr_raw(const struct nc_fh *fh, uint32_t *words, unsigned nw, struct proto_fattr *a)
@@ -158,8 +153,7 @@ static void test_verify_nverify(void)
 	a->size = 5;
 	proto_fattr_set(a, FATTR4_SIZE);
 	nc_op_putfh(&ops[0], &fh);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_VERIFY;
+	nc_op_simple(&ops[1], OP_VERIFY);
 	CU_ASSERT_EQUAL_FATAL(proto_fattr_encode(a, NULL, &ops[1].nfs_argop4_u.opverify.obj_attributes), 0);
 	nc_op_simple(&ops[2], OP_GETFH);
 	CU_ASSERT_EQUAL(nc_seq(c, ops, 3, &res), 0);
@@ -191,8 +185,7 @@ static nfsstat4 open_how(const struct nc_fh *dir, const char *name, const char *
 	nfsstat4 st;
 
 	nc_op_putfh(&ops[0], dir);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_OPEN;
+	nc_op_simple(&ops[1], OP_OPEN);
 	oa->share_access = access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
 	oa->share_deny = deny;
 	oa->owner.owner.owner_len = (u_int)strlen(owner);
@@ -261,8 +254,7 @@ static void test_open_modes_and_shares(void)
 		CU_ASSERT_EQUAL(open_how(&root, "down", "owner-d", UNCHECKED4, NULL, OPEN4_SHARE_ACCESS_WRITE, 0, &s4), 0);
 		CU_ASSERT_EQUAL(nc_lookup_path(c, "down", &fh), 0);
 		nc_op_putfh(&ops[0], &fh);
-		memset(&ops[1], 0, sizeof(ops[1]));
-		ops[1].argop = OP_OPEN_DOWNGRADE;
+		nc_op_simple(&ops[1], OP_OPEN_DOWNGRADE);
 		ops[1].nfs_argop4_u.opopen_downgrade.open_stateid = s4;
 		ops[1].nfs_argop4_u.opopen_downgrade.share_access = OPEN4_SHARE_ACCESS_READ;
 		CU_ASSERT_EQUAL(nc_seq(c, ops, 2, &res), 0);
@@ -294,8 +286,7 @@ static nfsstat4 lock(const struct nc_fh *fh, const stateid4 *open_sid, const cha
 	nfsstat4 st;
 
 	nc_op_putfh(&ops[0], fh);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_LOCK;
+	nc_op_simple(&ops[1], OP_LOCK);
 	la->locktype = type;
 	la->offset = off;
 	la->length = len;
@@ -328,8 +319,7 @@ static nfsstat4 unlock(const struct nc_fh *fh, stateid4 *lock_sid, uint64_t off,
 	nfsstat4 st;
 
 	nc_op_putfh(&ops[0], fh);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_LOCKU;
+	nc_op_simple(&ops[1], OP_LOCKU);
 	ops[1].nfs_argop4_u.oplocku.locktype = WRITE_LT;
 	ops[1].nfs_argop4_u.oplocku.lock_stateid = *lock_sid;
 	ops[1].nfs_argop4_u.oplocku.offset = off;
@@ -381,8 +371,7 @@ static void test_byte_range_locks(void)
 	{
 		nfs_argop4 op;
 		struct proto_compound_res res;
-		memset(&op, 0, sizeof(op));
-		op.argop = OP_FREE_STATEID;
+		nc_op_simple(&op, OP_FREE_STATEID);
 		op.nfs_argop4_u.opfree_stateid.fsa_stateid = lock_b;
 		CU_ASSERT_EQUAL(nc_seq(c, &op, 1, &res), 0);
 		CU_ASSERT_EQUAL(res.res.status, NFS4ERR_LOCKS_HELD);
@@ -433,6 +422,20 @@ static struct test_mds *export_server(const struct test_lab *elab, const char *r
 	return tmds_up(elab, "--force --concat", args, why, sizeof(why));
 }
 
+/* A client named owner of a new export_server(elab, rule), which goes into *m. Aborts the test when
+ * either does not start. */
+static struct nc *export_client(const struct test_lab *elab, const char *rule, const char *owner,
+				struct test_mds **m)
+{
+	struct nc *e;
+
+	*m = export_server(elab, rule);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(*m);
+	e = nc_connect((*m)->port);
+	CU_ASSERT_EQUAL_FATAL(nc_setup(e, owner), 0);
+	return e;
+}
+
 static void test_export_rules(void)
 {
 	struct nc_fh root, fh;
@@ -443,29 +446,20 @@ static void test_export_rules(void)
 
 	CU_ASSERT_PTR_NOT_NULL_FATAL(elab);
 	/* Read-only: lookups work, changes are ROFS. (Each server formats the LUN anew.) */
-	m = export_server(elab, "127.0.0.1 ro,no_root_squash");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-	e = nc_connect(m->port);
-	CU_ASSERT_EQUAL_FATAL(nc_setup(e, "ro-client"), 0);
+	e = export_client(elab, "127.0.0.1 ro,no_root_squash", "ro-client", &m);
 	CU_ASSERT_EQUAL(nc_rootfh(e, &root), 0);
 	CU_ASSERT_EQUAL(nc_mkdir(e, &root, "nope", 0755, NULL), NFS4ERR_ROFS);
 	CU_ASSERT_EQUAL(nc_open(e, &root, "nope", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &fh, &sid), NFS4ERR_ROFS);
 	nc_free(e);
 	tmds_down(m);
 	/* Root squashed: uid 0 acts as nobody, and cannot create in root's 0755 root. */
-	m = export_server(elab, "127.0.0.0/8 rw,root_squash");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-	e = nc_connect(m->port);
-	CU_ASSERT_EQUAL_FATAL(nc_setup(e, "squashed"), 0);
+	e = export_client(elab, "127.0.0.0/8 rw,root_squash", "squashed", &m);
 	CU_ASSERT_EQUAL(nc_rootfh(e, &root), 0);
 	CU_ASSERT_EQUAL(nc_mkdir(e, &root, "nope", 0755, NULL), NFS4ERR_ACCESS);
 	nc_free(e);
 	tmds_down(m);
 	/* A network that is not ours: no access to any filehandle. */
-	m = export_server(elab, "10.0.0.0/8 rw");
-	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-	e = nc_connect(m->port);
-	CU_ASSERT_EQUAL_FATAL(nc_setup(e, "stranger"), 0);
+	e = export_client(elab, "10.0.0.0/8 rw", "stranger", &m);
 	CU_ASSERT_EQUAL(nc_rootfh(e, &root), NFS4ERR_ACCESS);
 	nc_free(e);
 	tmds_down(m);

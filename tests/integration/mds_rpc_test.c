@@ -26,10 +26,7 @@ static int suite_init(void)
 {
 	char why[64];
 
-	lab = lab_up(1, "64M", NULL);
-	if (!lab)
-		return 1;
-	mds = tmds_up(lab, "--concat", NULL, why, sizeof(why));
+	mds = tmds_lab_up(&lab, 1, "64M", NULL, "--concat", why, sizeof(why), "%s", "");
 	if (!mds)
 		return 1;
 	good = nc_connect(mds->port);
@@ -41,9 +38,7 @@ static int suite_init(void)
 static int suite_clean(void)
 {
 	nc_free(good);
-	tmds_down(mds);
-	lab_down(lab);
-	return 0;
+	return tmds_lab_down(&lab, &mds);
 }
 
 /* The good client does real work: look up the root and read its attributes. */
@@ -150,26 +145,47 @@ static void test_rpc_errors(void)
 	good_client_works();
 }
 
+/* An AUTH_SYS NFSv4 COMPOUND call header with this xid. */
+static void compound_call(struct proto_rpc_call *call, uint32_t xid)
+{
+	memset(call, 0, sizeof(*call));
+	call->xid = xid;
+	call->prog = NFS4_PROGRAM;
+	call->vers = NFS_V4;
+	call->proc = NFSPROC4_COMPOUND;
+	call->cred.flavor = AUTH_SYS;
+	snprintf(call->cred.sys.machinename, sizeof(call->cred.sys.machinename), "mds-test");
+}
+
+/* End the COMPOUND e in m, send it on c (m destroyed) and read the reply: its record in *rec (caller
+ * frees), *rl bytes, the COMPOUND result from *off on. */
+static void send_raw(struct nc *c, struct proto_msg *m, struct proto_compound_enc *e, void **rec, size_t *rl,
+		     size_t *off)
+{
+	struct proto_rpc_reply r;
+	const uint8_t *wire;
+	size_t wlen;
+
+	CU_ASSERT_EQUAL(proto_compound_end(e), 0);
+	CU_ASSERT_EQUAL(proto_msg_finish(m, &wire, &wlen), 0);
+	CU_ASSERT_EQUAL(nc_send_bytes(c, wire, wlen), 0);
+	proto_msg_destroy(m);
+	CU_ASSERT_EQUAL_FATAL(nc_recv_reply(c, rec, rl), 0);
+	CU_ASSERT_EQUAL(proto_rpc_reply_decode(*rec, *rl, &r, off), 0);
+}
+
 /* SEQUENCE + PUTROOTFH + a bare opcode appended by hand (our encoder only knows NFSv4.1's). */
 static void seq_with_raw_op(struct nc *c, uint32_t minor, uint32_t opcode, struct proto_compound_res *res)
 {
 	struct proto_msg m;
 	struct proto_compound_enc e;
 	struct proto_rpc_call call;
-	struct proto_rpc_reply r;
-	const uint8_t *wire;
-	size_t wlen, rl, off;
+	size_t rl, off;
 	void *rec;
 	nfs_argop4 ops[2];
 	uint32_t be = htonl(opcode);
 
-	memset(&call, 0, sizeof(call));
-	call.xid = 0x77 + opcode;
-	call.prog = NFS4_PROGRAM;
-	call.vers = NFS_V4;
-	call.proc = NFSPROC4_COMPOUND;
-	call.cred.flavor = AUTH_SYS;
-	snprintf(call.cred.sys.machinename, sizeof(call.cred.sys.machinename), "mds-test");
+	compound_call(&call, 0x77 + opcode);
 	memset(ops, 0, sizeof(ops));
 	ops[0].argop = OP_SEQUENCE;
 	memcpy(ops[0].nfs_argop4_u.opsequence.sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
@@ -183,12 +199,7 @@ static void seq_with_raw_op(struct nc *c, uint32_t minor, uint32_t opcode, struc
 	CU_ASSERT_EQUAL(proto_compound_add(&e, &ops[1]), 0);
 	CU_ASSERT(xdr_opaque(&m.xdr, (char *)&be, 4));
 	e.nops++;
-	CU_ASSERT_EQUAL(proto_compound_end(&e), 0);
-	CU_ASSERT_EQUAL(proto_msg_finish(&m, &wire, &wlen), 0);
-	CU_ASSERT_EQUAL(nc_send_bytes(c, wire, wlen), 0);
-	proto_msg_destroy(&m);
-	CU_ASSERT_EQUAL_FATAL(nc_recv_reply(c, &rec, &rl), 0);
-	CU_ASSERT_EQUAL(proto_rpc_reply_decode(rec, rl, &r, &off), 0);
+	send_raw(c, &m, &e, &rec, &rl, &off);
 	free(c->last_body);
 	c->last_body_len = rl - off;
 	c->last_body = malloc(c->last_body_len);
@@ -232,25 +243,15 @@ static void test_compound_level_errors(void)
 		struct proto_msg m;
 		struct proto_compound_enc e;
 		struct proto_rpc_call call;
-		const uint8_t *wire;
-		size_t wlen;
 		void *rec;
 		size_t rl, off;
-		struct proto_rpc_reply r;
 		nfs_argop4 seq;
 		SEQUENCE4args *sa = &seq.nfs_argop4_u.opsequence;
 		(void)raw;
 		(void)n;
 
-		memset(&call, 0, sizeof(call));
-		call.xid = 0x77;
-		call.prog = NFS4_PROGRAM;
-		call.vers = NFS_V4;
-		call.proc = NFSPROC4_COMPOUND;
-		call.cred.flavor = AUTH_SYS;
-		snprintf(call.cred.sys.machinename, sizeof(call.cred.sys.machinename), "mds-test");
-		memset(&seq, 0, sizeof(seq));
-		seq.argop = OP_SEQUENCE;
+		compound_call(&call, 0x77);
+		nc_op_simple(&seq, OP_SEQUENCE);
 		memcpy(sa->sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
 		sa->sa_sequenceid = ++c->slot_seq;
 		CU_ASSERT_EQUAL_FATAL(proto_msg_init(&m, 4096), 0);
@@ -265,12 +266,7 @@ static void test_compound_level_errors(void)
 			CU_ASSERT(xdr_opaque(&m.xdr, (char *)&bogus, 4));
 			e.nops++;
 		}
-		CU_ASSERT_EQUAL(proto_compound_end(&e), 0);
-		CU_ASSERT_EQUAL(proto_msg_finish(&m, &wire, &wlen), 0);
-		CU_ASSERT_EQUAL(nc_send_bytes(c, wire, wlen), 0);
-		proto_msg_destroy(&m);
-		CU_ASSERT_EQUAL_FATAL(nc_recv_reply(c, &rec, &rl), 0);
-		CU_ASSERT_EQUAL(proto_rpc_reply_decode(rec, rl, &r, &off), 0);
+		send_raw(c, &m, &e, &rec, &rl, &off);
 		CU_ASSERT_EQUAL(proto_compound_res_decode((uint8_t *)rec + off, rl - off, &res), 0);
 		CU_ASSERT_EQUAL(res.res.status, NFS4ERR_OP_ILLEGAL);
 		CU_ASSERT_EQUAL_FATAL(res.res.resarray.resarray_len, 3);
@@ -295,8 +291,7 @@ static void test_compound_level_errors(void)
 	proto_compound_res_free(&res);
 	/* SEQUENCE not first, or twice. */
 	nc_op_simple(&ops[0], OP_PUTROOTFH);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_SEQUENCE;
+	nc_op_simple(&ops[1], OP_SEQUENCE);
 	memcpy(ops[1].nfs_argop4_u.opsequence.sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
 	CU_ASSERT_EQUAL(nc_seq(c, ops, 2, &res), 0);
 	CU_ASSERT_EQUAL(res.res.status, NFS4ERR_SEQUENCE_POS);
@@ -337,8 +332,7 @@ static void test_huge_compounds(void)
 		call.vers = NFS_V4;
 		call.proc = NFSPROC4_COMPOUND;
 		call.cred.flavor = AUTH_NONE;
-		memset(&seq, 0, sizeof(seq));
-		seq.argop = OP_SEQUENCE;
+		nc_op_simple(&seq, OP_SEQUENCE);
 		memcpy(seq.nfs_argop4_u.opsequence.sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
 		seq.nfs_argop4_u.opsequence.sa_sequenceid = c->slot_seq + 1;
 		CU_ASSERT_EQUAL_FATAL(proto_msg_init(&m, 8192), 0);

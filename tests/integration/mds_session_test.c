@@ -15,26 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static struct test_lab *lab;
-static struct test_mds *mds;
-
-static int suite_init(void)
-{
-	char why[64];
-
-	lab = lab_up(1, "32M", NULL);
-	if (!lab)
-		return 1;
-	mds = tmds_up(lab, "--concat", "--lease-time 3 --grace-time 4", why, sizeof(why));
-	return !mds;
-}
-
-static int suite_clean(void)
-{
-	tmds_down(mds);
-	lab_down(lab);
-	return 0;
-}
+TMDS_SUITE(suite_init, suite_clean, 1, "32M", "--concat", "--lease-time 3 --grace-time 4")
 
 /* Wait while keeping c's lease alive (the suite runs with a 3 s lease). */
 static void idle_renewing(struct nc *c, int seconds)
@@ -63,8 +44,7 @@ static nfsstat4 exchange_id(struct nc *c, const char *owner, const char *verf, u
 	EXCHANGE_ID4args *a = &op.nfs_argop4_u.opexchange_id;
 	nfsstat4 st;
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_EXCHANGE_ID;
+	nc_op_simple(&op, OP_EXCHANGE_ID);
 	memcpy(a->eia_clientowner.co_verifier, verf, 8);
 	a->eia_clientowner.co_ownerid.co_ownerid_len = (u_int)strlen(owner);
 	a->eia_clientowner.co_ownerid.co_ownerid_val = (char *)owner;
@@ -150,8 +130,7 @@ static nfsstat4 create_session(struct nc *c, uint32_t seq, uint32_t maxreq, unsi
 	CREATE_SESSION4args *a = &op.nfs_argop4_u.opcreate_session;
 	nfsstat4 st;
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_CREATE_SESSION;
+	nc_op_simple(&op, OP_CREATE_SESSION);
 	a->csa_clientid = c->clientid;
 	a->csa_sequence = seq;
 	a->csa_fore_chan_attrs = (channel_attrs4){ 0, maxreq, 8192, 1024, 16, 2049, { 0, NULL } };
@@ -214,8 +193,7 @@ static void test_sequence_slots_and_reply_cache(void)
 	/* A non-idempotent request that fails, retried with the same slot and sequence id: the
 	 * cached reply comes back identical (not a second execution). */
 	nc_op_putfh(&ops[0], &root);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_REMOVE;
+	nc_op_simple(&ops[1], OP_REMOVE);
 	ops[1].nfs_argop4_u.opremove.target.utf8string_len = sizeof(name) - 1;
 	ops[1].nfs_argop4_u.opremove.target.utf8string_val = (char *)name;
 	CU_ASSERT_EQUAL(nc_seq_opts(c, ops, 2, 1, 0, &r1), 0);
@@ -237,8 +215,7 @@ static void test_sequence_slots_and_reply_cache(void)
 		CREATE4args *ca = &mk[1].nfs_argop4_u.opcreate;
 		struct proto_compound_res m1, m2;
 		nc_op_putfh(&mk[0], &root);
-		memset(&mk[1], 0, sizeof(mk[1]));
-		mk[1].argop = OP_CREATE;
+		nc_op_simple(&mk[1], OP_CREATE);
 		ca->objtype.type = NF4DIR;
 		ca->objname.utf8string_len = 6;
 		ca->objname.utf8string_val = "replay";
@@ -269,8 +246,7 @@ static void test_sequence_slots_and_reply_cache(void)
 	CU_ASSERT_EQUAL(r1.res.status, NFS4_OK);
 	proto_compound_res_free(&r1);
 	/* A slot past the table. */
-	memset(&ops[0], 0, sizeof(ops[0]));
-	ops[0].argop = OP_SEQUENCE;
+	nc_op_simple(&ops[0], OP_SEQUENCE);
 	memcpy(ops[0].nfs_argop4_u.opsequence.sa_sessionid, c->sessid, 16);
 	ops[0].nfs_argop4_u.opsequence.sa_sequenceid = 1;
 	ops[0].nfs_argop4_u.opsequence.sa_slotid = c->fore.ca_maxrequests;
@@ -285,8 +261,7 @@ static void test_sequence_slots_and_reply_cache(void)
 	proto_compound_res_free(&r1);
 	/* Session-less ops must be alone. */
 	nc_op_simple(&ops[1], OP_PUTROOTFH);
-	memset(&ops[0], 0, sizeof(ops[0]));
-	ops[0].argop = OP_DESTROY_CLIENTID;
+	nc_op_simple(&ops[0], OP_DESTROY_CLIENTID);
 	CU_ASSERT_EQUAL(nc_compound(c, ops, 2, &r1), 0);
 	CU_ASSERT_EQUAL(r1.res.status, NFS4ERR_NOT_ONLY_OP);
 	proto_compound_res_free(&r1);
@@ -313,8 +288,7 @@ static void test_retry_uncached_reply(void)
 	CU_ASSERT_EQUAL_FATAL(create_session(c, c->cs_seq, 8192, c->sessid, NULL), NFS4_OK);
 	c->slot_seq = 0;
 	nc_op_putfh(&ops[0], &dir);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_READDIR;
+	nc_op_simple(&ops[1], OP_READDIR);
 	ops[1].nfs_argop4_u.opreaddir.dircount = 4096;
 	ops[1].nfs_argop4_u.opreaddir.maxcount = 4096;
 	/* Not asked to cache, and too big to keep anyway: a retry cannot be answered from cache. */
@@ -339,8 +313,7 @@ static void test_retry_uncached_reply(void)
 	{
 		nfs_argop4 op;
 		CREATE_SESSION4args *a = &op.nfs_argop4_u.opcreate_session;
-		memset(&op, 0, sizeof(op));
-		op.argop = OP_CREATE_SESSION;
+		nc_op_simple(&op, OP_CREATE_SESSION);
 		a->csa_clientid = c->clientid;
 		a->csa_sequence = c->cs_seq;
 		a->csa_fore_chan_attrs = (channel_attrs4){ 0, 8192, 8192, 10, 16, 4, { 0, NULL } };
@@ -395,8 +368,7 @@ static void test_backchannel_calls_arrive(void)
 	CU_ASSERT_EQUAL(nc_open(c, &root, "delegated", 1, OPEN4_SHARE_ACCESS_BOTH, 0, &fh, &sid), 0);
 	CU_ASSERT_EQUAL(nc_close(c, &fh, &sid), 0);
 	nc_op_putfh(&ops[0], &root);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_OPEN;
+	nc_op_simple(&ops[1], OP_OPEN);
 	oa = &ops[1].nfs_argop4_u.opopen;
 	oa->share_access = OPEN4_SHARE_ACCESS_READ | OPEN4_SHARE_ACCESS_WANT_READ_DELEG;
 	oa->owner.owner.owner_len = (u_int)strlen(owner);
@@ -422,8 +394,7 @@ static void test_backchannel_calls_arrive(void)
 		CU_ASSERT_EQUAL(c->cb_last_seqid, 2);
 		CU_ASSERT(memcmp(c->cb_last_recall.other, deleg.other, NFS4_OTHER_SIZE) == 0);
 		nc_op_putfh(&ops[0], &fh);
-		memset(&ops[1], 0, sizeof(ops[1]));
-		ops[1].argop = OP_DELEGRETURN;
+		nc_op_simple(&ops[1], OP_DELEGRETURN);
 		ops[1].nfs_argop4_u.opdelegreturn.deleg_stateid = deleg;
 		CU_ASSERT_EQUAL(nc_seq(c, ops, 2, &res), 0);
 		CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
@@ -436,8 +407,7 @@ static void test_backchannel_calls_arrive(void)
 		CU_ASSERT_EQUAL(nc_seq(c, ops, 0, &res), 0);
 		proto_compound_res_free(&res);
 		nc_op_putfh(&ops[0], &root);
-		memset(&ops[1], 0, sizeof(ops[1]));
-		ops[1].argop = OP_OPEN;
+		nc_op_simple(&ops[1], OP_OPEN);
 		oa->share_access = OPEN4_SHARE_ACCESS_READ | OPEN4_SHARE_ACCESS_WANT_READ_DELEG;
 		oa->owner.owner.owner_len = (u_int)strlen(owner);
 		oa->owner.owner.owner_val = (char *)owner;
@@ -456,8 +426,7 @@ static void test_backchannel_calls_arrive(void)
 		nc_serve_callbacks(c, 3000, 1);
 		CU_ASSERT_EQUAL(c->cb_recalls, 2);
 		nc_op_putfh(&ops[0], &fh);
-		memset(&ops[1], 0, sizeof(ops[1]));
-		ops[1].argop = OP_DELEGRETURN;
+		nc_op_simple(&ops[1], OP_DELEGRETURN);
 		ops[1].nfs_argop4_u.opdelegreturn.deleg_stateid = deleg;
 		CU_ASSERT_EQUAL(nc_seq(c, ops, 2, &res), 0);
 		CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
@@ -477,8 +446,7 @@ static void test_bind_conn_and_destroy(void)
 	CU_ASSERT_EQUAL_FATAL(nc_setup(c, "bind-owner"), 0);
 	nc_serve_callbacks(c, 2000, 2);
 	/* A second connection takes over the backchannel. */
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_BIND_CONN_TO_SESSION;
+	nc_op_simple(&op, OP_BIND_CONN_TO_SESSION);
 	memcpy(op.nfs_argop4_u.opbind_conn_to_session.bctsa_sessid, c->sessid, 16);
 	op.nfs_argop4_u.opbind_conn_to_session.bctsa_dir = CDFC4_BACK_OR_BOTH;
 	CU_ASSERT_EQUAL(nc_compound(second, &op, 1, &res), 0);
@@ -499,15 +467,13 @@ static void test_bind_conn_and_destroy(void)
 	proto_compound_res_free(&res);
 	c->slot_seq = second->slot_seq;
 	/* DESTROY_CLIENTID while a session exists: busy. */
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_DESTROY_CLIENTID;
+	nc_op_simple(&op, OP_DESTROY_CLIENTID);
 	op.nfs_argop4_u.opdestroy_clientid.dca_clientid = c->clientid;
 	CU_ASSERT_EQUAL(nc_compound(c, &op, 1, &res), 0);
 	CU_ASSERT_EQUAL(res.res.status, NFS4ERR_CLIENTID_BUSY);
 	proto_compound_res_free(&res);
 	/* DESTROY_SESSION, then the session is gone and the client may go. */
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_DESTROY_SESSION;
+	nc_op_simple(&op, OP_DESTROY_SESSION);
 	memcpy(op.nfs_argop4_u.opdestroy_session.dsa_sessionid, c->sessid, 16);
 	CU_ASSERT_EQUAL(nc_compound(c, &op, 1, &res), 0);
 	CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
@@ -515,8 +481,7 @@ static void test_bind_conn_and_destroy(void)
 	CU_ASSERT_EQUAL(nc_seq(c, NULL, 0, &res), 0);
 	CU_ASSERT_EQUAL(res.res.status, NFS4ERR_BADSESSION);
 	proto_compound_res_free(&res);
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_DESTROY_CLIENTID;
+	nc_op_simple(&op, OP_DESTROY_CLIENTID);
 	op.nfs_argop4_u.opdestroy_clientid.dca_clientid = c->clientid;
 	CU_ASSERT_EQUAL(nc_compound(c, &op, 1, &res), 0);
 	CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
@@ -562,8 +527,7 @@ static nfsstat4 open_previous(struct nc *c, const struct nc_fh *fh, stateid4 *si
 	nfsstat4 st;
 
 	nc_op_putfh(&ops[0], fh);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_OPEN;
+	nc_op_simple(&ops[1], OP_OPEN);
 	oa->share_access = OPEN4_SHARE_ACCESS_BOTH;
 	oa->owner.owner.owner_len = 7;
 	oa->owner.owner.owner_val = "reclaim";
@@ -604,8 +568,7 @@ static void test_grace_and_reclaim(void)
 	CU_ASSERT_EQUAL(nc_lookup_path(c, "", &root), 0);
 	CU_ASSERT_EQUAL(nc_open(c, &root, "reclaimed", 0, OPEN4_SHARE_ACCESS_READ, 0, &fh2, &sid), NFS4ERR_GRACE);
 	CU_ASSERT_EQUAL(open_previous(c, &fh, &sid), NFS4_OK);
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_RECLAIM_COMPLETE;
+	nc_op_simple(&op, OP_RECLAIM_COMPLETE);
 	CU_ASSERT_EQUAL(nc_seq(c, &op, 1, &res), 0);
 	CU_ASSERT_EQUAL(res.res.status, NFS4_OK);
 	proto_compound_res_free(&res);

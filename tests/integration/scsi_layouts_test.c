@@ -10,6 +10,7 @@
  * suites' SAN: there the default offers SCSI layouts.) */
 #include "blkmap/blkmap.h"
 #include "client/pnfs.h"
+#include "tests/client/helpers.h"
 #include "tests/harness.h"
 #include "tests/lab.h"
 #include "tests/mds/layout_util.h"
@@ -82,8 +83,7 @@ static unsigned layout_types(uint32_t types[8])
 
 	pnfs_opts_init(&o);
 	o.mds_io = 1;
-	CU_ASSERT_EQUAL_FATAL(pnfs_context_create(&o, &ctx), 0);
-	CU_ASSERT_EQUAL_FATAL(pnfs_mount(ctx, "127.0.0.1", mds->port, "/"), 0);
+	ctx = ct_mount(&o, mds->port, "/");
 	if (pnfs_statfs(ctx, "/", &sf) == 0) {
 		n = sf.nlayout_types;
 		memcpy(types, sf.layout_types, sizeof(sf.layout_types));

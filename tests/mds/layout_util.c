@@ -41,8 +41,7 @@ int lt_layoutget(struct nc *c, const struct nc_fh *fh, const struct lt_get *g, s
 	struct proto_compound_res r;
 	int rc;
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_LAYOUTGET;
+	nc_op_simple(&op, OP_LAYOUTGET);
 	a->loga_layout_type = g->type;
 	a->loga_iomode = g->iomode;
 	a->loga_offset = g->off;
@@ -115,8 +114,7 @@ int lt_layoutcommit(struct nc *c, const struct nc_fh *fh, const struct lt_commit
 	layoutupdate4 body = { 0 };
 	int rc;
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_LAYOUTCOMMIT;
+	nc_op_simple(&op, OP_LAYOUTCOMMIT);
 	a->loca_offset = lc->off;
 	a->loca_length = lc->len;
 	a->loca_reclaim = lc->reclaim ? TRUE : FALSE;
@@ -174,8 +172,7 @@ int lt_layoutreturn_file(struct nc *c, const struct nc_fh *fh, layouttype4 type,
 	struct proto_compound_res r;
 	int rc;
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_LAYOUTRETURN;
+	nc_op_simple(&op, OP_LAYOUTRETURN);
 	a->lora_layout_type = type;
 	a->lora_iomode = iomode;
 	a->lora_layoutreturn.lr_returntype = LAYOUTRETURN4_FILE;
@@ -204,8 +201,7 @@ int lt_layoutreturn_bulk(struct nc *c, const struct nc_fh *fh, layouttype4 type,
 	struct proto_compound_res r;
 	int rc;
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_LAYOUTRETURN;
+	nc_op_simple(&op, OP_LAYOUTRETURN);
 	a->lora_layout_type = type;
 	a->lora_iomode = iomode;
 	a->lora_layoutreturn.lr_returntype = fh ? LAYOUTRETURN4_FSID : LAYOUTRETURN4_ALL;
@@ -225,8 +221,7 @@ int lt_getdeviceinfo(struct nc *c, const void *devid, layouttype4 type, uint32_t
 	struct proto_compound_res r;
 	int rc;
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_GETDEVICEINFO;
+	nc_op_simple(&op, OP_GETDEVICEINFO);
 	memcpy(a->gdia_device_id, devid, NFS4_DEVICEID4_SIZE);
 	a->gdia_layout_type = type;
 	a->gdia_maxcount = maxcount;
@@ -260,8 +255,7 @@ int lt_getdevicelist(struct nc *c, const struct nc_fh *fh, layouttype4 type, uin
 	struct proto_compound_res r;
 	int rc;
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_GETDEVICELIST;
+	nc_op_simple(&op, OP_GETDEVICELIST);
 	a->gdla_layout_type = type;
 	a->gdla_maxdevices = 8;
 	a->gdla_cookie = cookie;
@@ -292,8 +286,7 @@ int lt_test_stateid(struct nc *c, const stateid4 *sid, nfsstat4 *code)
 	stateid4 s = *sid;
 	int rc;
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_TEST_STATEID;
+	nc_op_simple(&op, OP_TEST_STATEID);
 	op.nfs_argop4_u.optest_stateid.ts_stateids.ts_stateids_len = 1;
 	op.nfs_argop4_u.optest_stateid.ts_stateids.ts_stateids_val = &s;
 	rc = run_op(c, NULL, &op, &r);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,11 +59,8 @@ struct test_mds *tmds_new(const struct test_lab *lab, const char *format_opts, c
 
 void tmds_free(struct test_mds *m)
 {
-	if (!m)
-		return;
-	test_cleanup_cancel(m->cleanup);
-	kill_cb(m);
-	free(m);
+	if (m)
+		test_cleanup_finish(m->cleanup, kill_cb, m);
 }
 
 static int can_connect(int port)
@@ -178,6 +176,32 @@ void tmds_down(struct test_mds *m)
 	if (m)
 		tmds_stop(m, SIGTERM);
 	tmds_free(m);
+}
+
+struct test_mds *tmds_lab_up(struct test_lab **labp, int nluns, const char *size, const struct lab_opts *lab_opts,
+			     const char *format_opts, char *why, size_t whylen, const char *args_fmt, ...)
+{
+	char args[1024];
+	va_list ap;
+
+	va_start(ap, args_fmt);
+	vsnprintf(args, sizeof(args), args_fmt, ap);
+	va_end(ap);
+	*labp = lab_up(nluns, size, lab_opts);
+	if (!*labp) {
+		snprintf(why, whylen, "no tgtd lab");
+		return NULL;
+	}
+	return tmds_up(*labp, format_opts, args, why, whylen);
+}
+
+int tmds_lab_down(struct test_lab **labp, struct test_mds **mdsp)
+{
+	tmds_down(*mdsp);
+	lab_down(*labp);
+	*mdsp = NULL;
+	*labp = NULL;
+	return 0;
 }
 
 char *tmds_log(const struct test_mds *m)

@@ -36,6 +36,28 @@ struct test_mds *tmds_up(const struct test_lab *lab, const char *format_opts, co
 			 size_t whylen);
 /* Stop a running server with SIGTERM (a clean exit), then free it. Safe on NULL. */
 void tmds_down(struct test_mds *m);
+/* A suite's lab and server in one: lab_up(nluns, size, lab_opts), then tmds_up on it with the
+ * arguments made from args_fmt (printf). The running server, or NULL with why set ("no tgtd lab" or
+ * tmds_up's reason); *labp is the lab, NULL when it did not start. Both go with tmds_lab_down. */
+struct test_mds *tmds_lab_up(struct test_lab **labp, int nluns, const char *size, const struct lab_opts *lab_opts,
+			     const char *format_opts, char *why, size_t whylen, const char *args_fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+/* tmds_down(*mdsp), then lab_down(*labp); both set to NULL. Returns 0, what a suite's clean returns. */
+int tmds_lab_down(struct test_lab **labp, struct test_mds **mdsp);
+/* A suite's lab and server as the file's statics lab and mds: init brings them up with tmds_lab_up
+ * (no lab options; the server's arguments from the printf arguments after format_opts) and fails the
+ * suite when they do not start, clean takes them down. */
+#define TMDS_SUITE(init, clean, nluns, size, format_opts, ...)                                           \
+	static struct test_lab *lab;                                                                     \
+	static struct test_mds *mds;                                                                     \
+	static int init(void)                                                                            \
+	{                                                                                                \
+		char why_[64];                                                                           \
+		mds = tmds_lab_up(&lab, nluns, size, NULL, format_opts, why_, sizeof(why_), __VA_ARGS__); \
+		return !mds;                                                                             \
+	}                                                                                                \
+	static int clean(void) { return tmds_lab_down(&lab, &mds); }
+
 /* The daemon's log so far (caller frees), for failure messages and checks. */
 char *tmds_log(const struct test_mds *m);
 

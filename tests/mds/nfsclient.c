@@ -438,20 +438,34 @@ int nc_compound(struct nc *c, const nfs_argop4 *ops, unsigned n, struct proto_co
 	return rc ? rc : nc_compound_recv(c, xid, res);
 }
 
-int nc_seq_send(struct nc *c, const nfs_argop4 *ops, unsigned n, uint32_t *xid)
+/* SEQUENCE (slot 0, the session's next sequence id unless reuse_seqid) followed by the n ops, in a
+ * new array (caller frees), or NULL. */
+static nfs_argop4 *with_sequence(struct nc *c, const nfs_argop4 *ops, unsigned n, int cachethis, int reuse_seqid)
 {
 	nfs_argop4 *all = calloc(n + 1, sizeof(*all));
 	SEQUENCE4args *sa;
+
+	if (!all)
+		return NULL;
+	all[0].argop = OP_SEQUENCE;
+	sa = &all[0].nfs_argop4_u.opsequence;
+	memcpy(sa->sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
+	if (!reuse_seqid)
+		c->slot_seq++;
+	sa->sa_sequenceid = c->slot_seq;
+	sa->sa_cachethis = cachethis ? TRUE : FALSE;
+	if (n)
+		memcpy(all + 1, ops, n * sizeof(*ops));
+	return all;
+}
+
+int nc_seq_send(struct nc *c, const nfs_argop4 *ops, unsigned n, uint32_t *xid)
+{
+	nfs_argop4 *all = with_sequence(c, ops, n, 0, 0);
 	int rc;
 
 	if (!all)
 		return -ENOMEM;
-	all[0].argop = OP_SEQUENCE;
-	sa = &all[0].nfs_argop4_u.opsequence;
-	memcpy(sa->sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
-	sa->sa_sequenceid = ++c->slot_seq;
-	if (n)
-		memcpy(all + 1, ops, n * sizeof(*ops));
 	rc = nc_compound_send(c, all, n + 1, xid);
 	free(all);
 	return rc;
@@ -460,23 +474,11 @@ int nc_seq_send(struct nc *c, const nfs_argop4 *ops, unsigned n, uint32_t *xid)
 int nc_seq_opts(struct nc *c, const nfs_argop4 *ops, unsigned n, int cachethis, int reuse_seqid,
 		struct proto_compound_res *res)
 {
-	nfs_argop4 *all = calloc(n + 1, sizeof(*all));
-	SEQUENCE4args *sa;
+	nfs_argop4 *all = with_sequence(c, ops, n, cachethis, reuse_seqid);
 	int rc;
 
 	if (!all)
 		return -ENOMEM;
-	all[0].argop = OP_SEQUENCE;
-	sa = &all[0].nfs_argop4_u.opsequence;
-	memcpy(sa->sa_sessionid, c->sessid, NFS4_SESSIONID_SIZE);
-	if (!reuse_seqid)
-		c->slot_seq++;
-	sa->sa_sequenceid = c->slot_seq;
-	sa->sa_slotid = 0;
-	sa->sa_highest_slotid = 0;
-	sa->sa_cachethis = cachethis ? TRUE : FALSE;
-	if (n)
-		memcpy(all + 1, ops, n * sizeof(*ops));
 	rc = nc_compound(c, all, n + 1, res);
 	free(all);
 	/* A SEQUENCE that failed did not use the slot: the next request reuses its sequence id. */
@@ -526,8 +528,7 @@ static int setup(struct nc *c, const char *owner, int reclaim_complete)
 	int rc;
 
 	snprintf(c->owner, sizeof(c->owner), "%s", owner);
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_EXCHANGE_ID;
+	nc_op_simple(&op, OP_EXCHANGE_ID);
 	memcpy(ea->eia_clientowner.co_verifier, c->verifier, 8);
 	ea->eia_clientowner.co_ownerid.co_ownerid_len = (u_int)strlen(c->owner);
 	ea->eia_clientowner.co_ownerid.co_ownerid_val = c->owner;
@@ -544,8 +545,7 @@ static int setup(struct nc *c, const char *owner, int reclaim_complete)
 	proto_compound_res_free(&res);
 	if (rc)
 		return rc;
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_CREATE_SESSION;
+	nc_op_simple(&op, OP_CREATE_SESSION);
 	ca->csa_clientid = c->clientid;
 	ca->csa_sequence = c->cs_seq;
 	ca->csa_flags = CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
@@ -571,8 +571,7 @@ static int setup(struct nc *c, const char *owner, int reclaim_complete)
 	proto_compound_res_free(&res);
 	if (rc || !reclaim_complete)
 		return rc;
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_RECLAIM_COMPLETE;
+	nc_op_simple(&op, OP_RECLAIM_COMPLETE);
 	op.nfs_argop4_u.opreclaim_complete.rca_one_fs = FALSE;
 	return run(c, &op, 1, NULL);
 }
@@ -729,8 +728,7 @@ int nc_mkdir(struct nc *c, const struct nc_fh *dir, const char *name, uint32_t m
 	int rc;
 
 	nc_op_putfh(&ops[0], dir);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_CREATE;
+	nc_op_simple(&ops[1], OP_CREATE);
 	ca->objtype.type = NF4DIR;
 	ca->objname.utf8string_len = (u_int)strlen(name);
 	ca->objname.utf8string_val = (char *)name;
@@ -752,8 +750,7 @@ int nc_symlink(struct nc *c, const struct nc_fh *dir, const char *name, const ch
 	CREATE4args *ca = &ops[1].nfs_argop4_u.opcreate;
 
 	nc_op_putfh(&ops[0], dir);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_CREATE;
+	nc_op_simple(&ops[1], OP_CREATE);
 	ca->objtype.type = NF4LNK;
 	ca->objtype.createtype4_u.linkdata.linktext4_len = (u_int)strlen(target);
 	ca->objtype.createtype4_u.linkdata.linktext4_val = (char *)target;
@@ -773,8 +770,7 @@ int nc_open(struct nc *c, const struct nc_fh *dir, const char *name, int create,
 
 	snprintf(owner, sizeof(owner), "open-owner-%s", c->owner);
 	nc_op_putfh(&ops[0], dir);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_OPEN;
+	nc_op_simple(&ops[1], OP_OPEN);
 	oa->share_access = access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
 	oa->share_deny = deny;
 	oa->owner.clientid = c->clientid;
@@ -809,8 +805,7 @@ int nc_close(struct nc *c, const struct nc_fh *fh, const stateid4 *sid)
 	nfs_argop4 ops[2];
 
 	nc_op_putfh(&ops[0], fh);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_CLOSE;
+	nc_op_simple(&ops[1], OP_CLOSE);
 	ops[1].nfs_argop4_u.opclose.open_stateid = *sid;
 	return run(c, ops, 2, NULL);
 }
@@ -828,8 +823,7 @@ int nc_write(struct nc *c, const struct nc_fh *fh, const stateid4 *sid, uint64_t
 		int rc;
 
 		nc_op_putfh(&ops[0], fh);
-		memset(&ops[1], 0, sizeof(ops[1]));
-		ops[1].argop = OP_WRITE;
+		nc_op_simple(&ops[1], OP_WRITE);
 		ops[1].nfs_argop4_u.opwrite.stateid = *sid;
 		ops[1].nfs_argop4_u.opwrite.offset = off + done;
 		ops[1].nfs_argop4_u.opwrite.stable = stable;
@@ -863,8 +857,7 @@ int nc_read(struct nc *c, const struct nc_fh *fh, const stateid4 *sid, uint64_t 
 		int rc, eof = 0;
 
 		nc_op_putfh(&ops[0], fh);
-		memset(&ops[1], 0, sizeof(ops[1]));
-		ops[1].argop = OP_READ;
+		nc_op_simple(&ops[1], OP_READ);
 		ops[1].nfs_argop4_u.opread.stateid = *sid;
 		ops[1].nfs_argop4_u.opread.offset = off + done;
 		ops[1].nfs_argop4_u.opread.count = (count4)n;
@@ -903,8 +896,7 @@ int nc_remove(struct nc *c, const struct nc_fh *dir, const char *name)
 {
 	nfs_argop4 op;
 
-	memset(&op, 0, sizeof(op));
-	op.argop = OP_REMOVE;
+	nc_op_simple(&op, OP_REMOVE);
 	op.nfs_argop4_u.opremove.target.utf8string_len = (u_int)strlen(name);
 	op.nfs_argop4_u.opremove.target.utf8string_val = (char *)name;
 	return dir_op(c, dir, &op);
@@ -918,8 +910,7 @@ int nc_rename(struct nc *c, const struct nc_fh *sdir, const char *sname, const s
 	nc_op_putfh(&ops[0], sdir);
 	nc_op_simple(&ops[1], OP_SAVEFH);
 	nc_op_putfh(&ops[2], ddir);
-	memset(&ops[3], 0, sizeof(ops[3]));
-	ops[3].argop = OP_RENAME;
+	nc_op_simple(&ops[3], OP_RENAME);
 	ra->oldname.utf8string_len = (u_int)strlen(sname);
 	ra->oldname.utf8string_val = (char *)sname;
 	ra->newname.utf8string_len = (u_int)strlen(dname);
@@ -934,8 +925,7 @@ int nc_link(struct nc *c, const struct nc_fh *file, const struct nc_fh *dir, con
 	nc_op_putfh(&ops[0], file);
 	nc_op_simple(&ops[1], OP_SAVEFH);
 	nc_op_putfh(&ops[2], dir);
-	memset(&ops[3], 0, sizeof(ops[3]));
-	ops[3].argop = OP_LINK;
+	nc_op_simple(&ops[3], OP_LINK);
 	ops[3].nfs_argop4_u.oplink.newname.utf8string_len = (u_int)strlen(name);
 	ops[3].nfs_argop4_u.oplink.newname.utf8string_val = (char *)name;
 	return run(c, ops, 4, NULL);
@@ -948,8 +938,7 @@ static int setattr(struct nc *c, const struct nc_fh *fh, const stateid4 *sid, st
 	int rc;
 
 	nc_op_putfh(&ops[0], fh);
-	memset(&ops[1], 0, sizeof(ops[1]));
-	ops[1].argop = OP_SETATTR;
+	nc_op_simple(&ops[1], OP_SETATTR);
 	if (sid)
 		sa->stateid = *sid;
 	rc = proto_fattr_encode(a, NULL, &sa->obj_attributes);
@@ -960,32 +949,32 @@ static int setattr(struct nc *c, const struct nc_fh *fh, const stateid4 *sid, st
 	return rc;
 }
 
-int nc_setattr_mode(struct nc *c, const struct nc_fh *fh, uint32_t mode)
+/* One attribute, the mode or the size, set to v. */
+static int setattr_one(struct nc *c, const struct nc_fh *fh, const stateid4 *sid, unsigned bit, uint64_t v)
 {
 	struct proto_fattr *a = calloc(1, sizeof(*a));
 	int rc;
 
 	if (!a)
 		return -ENOMEM;
-	a->mode = mode;
-	proto_fattr_set(a, FATTR4_MODE);
-	rc = setattr(c, fh, NULL, a);
+	if (bit == FATTR4_MODE)
+		a->mode = (uint32_t)v;
+	else
+		a->size = v;
+	proto_fattr_set(a, bit);
+	rc = setattr(c, fh, sid, a);
 	free(a);
 	return rc;
 }
 
+int nc_setattr_mode(struct nc *c, const struct nc_fh *fh, uint32_t mode)
+{
+	return setattr_one(c, fh, NULL, FATTR4_MODE, mode);
+}
+
 int nc_setattr_size(struct nc *c, const struct nc_fh *fh, const stateid4 *sid, uint64_t size)
 {
-	struct proto_fattr *a = calloc(1, sizeof(*a));
-	int rc;
-
-	if (!a)
-		return -ENOMEM;
-	a->size = size;
-	proto_fattr_set(a, FATTR4_SIZE);
-	rc = setattr(c, fh, sid, a);
-	free(a);
-	return rc;
+	return setattr_one(c, fh, sid, FATTR4_SIZE, size);
 }
 
 int nc_readlink(struct nc *c, const struct nc_fh *fh, char *buf, size_t len)
@@ -1020,8 +1009,7 @@ int nc_readdir_names(struct nc *c, const struct nc_fh *dir, char *buf, size_t le
 		int rc;
 
 		nc_op_putfh(&ops[0], dir);
-		memset(&ops[1], 0, sizeof(ops[1]));
-		ops[1].argop = OP_READDIR;
+		nc_op_simple(&ops[1], OP_READDIR);
 		ra->cookie = cookie;
 		memcpy(ra->cookieverf, verf, 8);
 		ra->dircount = 512;

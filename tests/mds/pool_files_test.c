@@ -48,28 +48,27 @@ static struct blkmap_ctx *ctx_new(void)
 	return ctx;
 }
 
-static int read_at(const char *path, void *buf, size_t len, off_t off)
+/* pread (write 0) or pwrite (write 1) of exactly len bytes at off in the file path: 0 or -1. */
+static int io_at(const char *path, void *buf, size_t len, off_t off, int write)
 {
-	int fd = open(path, O_RDONLY);
+	int fd = open(path, write ? O_WRONLY : O_RDONLY);
 	ssize_t n;
 
 	if (fd < 0)
 		return -1;
-	n = pread(fd, buf, len, off);
+	n = write ? pwrite(fd, buf, len, off) : pread(fd, buf, len, off);
 	close(fd);
 	return n == (ssize_t)len ? 0 : -1;
 }
 
+static int read_at(const char *path, void *buf, size_t len, off_t off)
+{
+	return io_at(path, buf, len, off, 0);
+}
+
 static int write_at(const char *path, const void *buf, size_t len, off_t off)
 {
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = pwrite(fd, buf, len, off);
-	close(fd);
-	return n == (ssize_t)len ? 0 : -1;
+	return io_at(path, (void *)buf, len, off, 1);
 }
 
 static void test_format_writes_labels_and_store(void)

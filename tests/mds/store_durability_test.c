@@ -67,10 +67,26 @@ static int present(struct mds_txn *t, uint32_t i, int *whole)
 	return 1;
 }
 
+/* A new 256 MiB store in dir, a pipe in fds, then fork: the child's 0 or the parent's child pid.
+ * Aborts the test when any of it fails. */
+static pid_t fork_on_new_store(const char *dir, int fds[2])
+{
+	struct mds_store_format f;
+	struct mds_store *st;
+	pid_t pid;
+
+	ts_format(&f, 256u << 20, BS, 1 << 20);
+	CU_ASSERT_EQUAL_FATAL(mds_store_create(dir, &f, NULL, &st), 0);
+	mds_store_close(st);
+	CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
+	pid = fork();
+	CU_ASSERT_FATAL(pid >= 0);
+	return pid;
+}
+
 static void kill_round(uint32_t target)
 {
 	const char *dir = test_tmpdir("store-kill");
-	struct mds_store_format f;
 	struct mds_store *st;
 	struct mds_store_stats s;
 	struct mds_txn *t;
@@ -80,12 +96,7 @@ static void kill_round(uint32_t target)
 	int seen = 0;
 	pid_t pid;
 
-	ts_format(&f, 256u << 20, BS, 1 << 20);
-	CU_ASSERT_EQUAL_FATAL(mds_store_create(dir, &f, NULL, &st), 0);
-	mds_store_close(st);
-	CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
-	pid = fork();
-	CU_ASSERT_FATAL(pid >= 0);
+	pid = fork_on_new_store(dir, fds);
 	if (pid == 0) {
 		close(fds[0]);
 		committer(dir, fds[1]);
@@ -143,7 +154,6 @@ static void test_sigkill_mid_stream(void)
 static void test_sigkill_uncommitted(void)
 {
 	const char *dir = test_tmpdir("store-kill-big");
-	struct mds_store_format f;
 	struct mds_store *st;
 	struct mds_store_stats s;
 	struct mds_txn *t;
@@ -151,12 +161,7 @@ static void test_sigkill_uncommitted(void)
 	pid_t pid;
 	char c;
 
-	ts_format(&f, 256u << 20, BS, 1 << 20);
-	CU_ASSERT_EQUAL_FATAL(mds_store_create(dir, &f, NULL, &st), 0);
-	mds_store_close(st);
-	CU_ASSERT_EQUAL_FATAL(pipe(fds), 0);
-	pid = fork();
-	CU_ASSERT_FATAL(pid >= 0);
+	pid = fork_on_new_store(dir, fds);
 	if (pid == 0) {
 		struct mds_create_args a = ts_args(MDS_FT_REG, 0644);
 		close(fds[0]);

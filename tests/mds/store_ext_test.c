@@ -16,18 +16,12 @@ static const char *sdir;
 
 static void begin(const char *tag, uint64_t volume, uint64_t su)
 {
-	st = ts_create(tag, volume, BS, su, 0, &sdir);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(st);
-	CU_ASSERT_EQUAL_FATAL(mds_txn_begin(st, MDS_TXN_RW, &t), 0);
+	st = ts_begin(tag, volume, BS, su, &sdir, &t);
 }
 
 static void end(void)
 {
-	CU_ASSERT_EQUAL(ts_check(st, t), 0);
-	CU_ASSERT_EQUAL(mds_txn_commit(t), 0);
-	CU_ASSERT_EQUAL(ts_check(st, NULL), 0);
-	mds_store_close(st);
-	st = NULL;
+	ts_end(&st, t);
 }
 
 static uint64_t mkfile(const char *name)

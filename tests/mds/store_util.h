@@ -84,4 +84,26 @@ static inline struct mds_create_args ts_args(enum mds_ftype type, uint32_t mode)
 	return a;
 }
 
+/* A store as ts_create makes it (no map size given) with a read-write transaction open on it in *t.
+ * Aborts the test when either fails. */
+static inline struct mds_store *ts_begin(const char *tag, uint64_t volume_bytes, uint32_t block_bytes,
+					 uint64_t stripe_unit_bytes, const char **dir_out, struct mds_txn **t)
+{
+	struct mds_store *st = ts_create(tag, volume_bytes, block_bytes, stripe_unit_bytes, 0, dir_out);
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+	CU_ASSERT_EQUAL_FATAL(mds_txn_begin(st, MDS_TXN_RW, t), 0);
+	return st;
+}
+
+/* The end of a ts_begin test: the invariants hold inside t and after its commit; *st closed, NULL. */
+static inline void ts_end(struct mds_store **st, struct mds_txn *t)
+{
+	CU_ASSERT_EQUAL(ts_check(*st, t), 0);
+	CU_ASSERT_EQUAL(mds_txn_commit(t), 0);
+	CU_ASSERT_EQUAL(ts_check(*st, NULL), 0);
+	mds_store_close(*st);
+	*st = NULL;
+}
+
 #endif

@@ -109,22 +109,13 @@ static void opaque_copy(u_int *len, char **val, const void *src, size_t n)
 	memcpy(*val, src, n);
 }
 
-fattr4 sample_fattr4(void)
+/* a with the n attributes of attrs marked set, encoded into a fattr4 in sample memory. */
+static fattr4 sample_encoded(struct proto_fattr *a, const unsigned *attrs, size_t n)
 {
-	struct proto_fattr *a = sample_alloc(sizeof(*a));
 	fattr4 enc, out;
 
-	a->mode = 0644;
-	a->size = 1234567;
-	strcpy(a->owner, "alice@example.org");
-	strcpy(a->owner_group, "staff@example.org");
-	a->time_modify_set.set_it = SET_TO_CLIENT_TIME4;
-	a->time_modify_set.settime4_u.time = when(1700000000, 123456789);
-	proto_fattr_set(a, FATTR4_SIZE);
-	proto_fattr_set(a, FATTR4_MODE);
-	proto_fattr_set(a, FATTR4_OWNER);
-	proto_fattr_set(a, FATTR4_OWNER_GROUP);
-	proto_fattr_set(a, FATTR4_TIME_MODIFY_SET);
+	for (size_t i = 0; i < n; i++)
+		proto_fattr_set(a, attrs[i]);
 	if (proto_fattr_encode(a, NULL, &enc) != 0)
 		abort();
 	out.attrmask.bitmap4_len = enc.attrmask.bitmap4_len;
@@ -136,11 +127,28 @@ fattr4 sample_fattr4(void)
 	return out;
 }
 
+fattr4 sample_fattr4(void)
+{
+	static const unsigned attrs[] = { FATTR4_SIZE, FATTR4_MODE, FATTR4_OWNER, FATTR4_OWNER_GROUP,
+					  FATTR4_TIME_MODIFY_SET };
+	struct proto_fattr *a = sample_alloc(sizeof(*a));
+
+	a->mode = 0644;
+	a->size = 1234567;
+	strcpy(a->owner, "alice@example.org");
+	strcpy(a->owner_group, "staff@example.org");
+	a->time_modify_set.set_it = SET_TO_CLIENT_TIME4;
+	a->time_modify_set.settime4_u.time = when(1700000000, 123456789);
+	return sample_encoded(a, attrs, sizeof(attrs) / sizeof(attrs[0]));
+}
+
 /* The attributes a GETATTR/READDIR reply would carry. */
 static fattr4 sample_getattr_fattr4(uint64_t fileid)
 {
+	static const unsigned attrs[] = { FATTR4_TYPE, FATTR4_CHANGE, FATTR4_SIZE, FATTR4_FILEID, FATTR4_MODE,
+					  FATTR4_NUMLINKS, FATTR4_OWNER, FATTR4_OWNER_GROUP, FATTR4_TIME_MODIFY,
+					  FATTR4_FS_LAYOUT_TYPES, FATTR4_LAYOUT_BLKSIZE };
 	struct proto_fattr *a = sample_alloc(sizeof(*a));
-	fattr4 enc, out;
 
 	a->type = NF4REG;
 	a->change = 77;
@@ -155,26 +163,7 @@ static fattr4 sample_getattr_fattr4(uint64_t fileid)
 	a->fs_layout_types[0] = LAYOUT4_BLOCK_VOLUME;
 	a->fs_layout_types[1] = LAYOUT4_SCSI;
 	a->layout_blksize = 4096;
-	proto_fattr_set(a, FATTR4_TYPE);
-	proto_fattr_set(a, FATTR4_CHANGE);
-	proto_fattr_set(a, FATTR4_SIZE);
-	proto_fattr_set(a, FATTR4_FILEID);
-	proto_fattr_set(a, FATTR4_MODE);
-	proto_fattr_set(a, FATTR4_NUMLINKS);
-	proto_fattr_set(a, FATTR4_OWNER);
-	proto_fattr_set(a, FATTR4_OWNER_GROUP);
-	proto_fattr_set(a, FATTR4_TIME_MODIFY);
-	proto_fattr_set(a, FATTR4_FS_LAYOUT_TYPES);
-	proto_fattr_set(a, FATTR4_LAYOUT_BLKSIZE);
-	if (proto_fattr_encode(a, NULL, &enc) != 0)
-		abort();
-	out.attrmask.bitmap4_len = enc.attrmask.bitmap4_len;
-	out.attrmask.bitmap4_val = sample_alloc(enc.attrmask.bitmap4_len * sizeof(uint32_t));
-	memcpy(out.attrmask.bitmap4_val, enc.attrmask.bitmap4_val, enc.attrmask.bitmap4_len * sizeof(uint32_t));
-	opaque_copy(&out.attr_vals.attrlist4_len, &out.attr_vals.attrlist4_val, enc.attr_vals.attrlist4_val,
-		    enc.attr_vals.attrlist4_len);
-	xdr_free((xdrproc_t)xdr_fattr4, (char *)&enc);
-	return out;
+	return sample_encoded(a, attrs, sizeof(attrs) / sizeof(attrs[0]));
 }
 
 static void sample_deviceid(deviceid4 d, uint8_t seed)

@@ -86,36 +86,36 @@ static void make_pool(char *pool, size_t len, uint64_t *fileid)
 
 static void test_pool_errors(void)
 {
-	char pool[600], args[1200];
+	/* with_id: the pool's file by --file-id before opts */
+	static const struct {
+		int with_id;
+		const char *opts;
+		int status;
+		const char *says;
+	} cases[] = {
+		/* Path components, fileids, types. */
+		{ 0, "--path /f/x", 1, "'x' is under something that is not a directory" },
+		{ 0, "--path /nope", 1, "/nope: no such file or directory ('nope' not found)" },
+		{ 0, "--path f", 1, "give an absolute path" },
+		{ 0, "--path /", 1, "is a directory: only regular files have extents" },
+		{ 0, "--file-id 999", 1, "fileid 999: no such file in the pool" },
+		{ 1, "--verify --compare /nonexistent/copy", 1, "--compare /nonexistent/copy: No such file or directory" },
+		{ 1, "--svg /nonexistent/dir/x.svg", 1, "--svg /nonexistent/dir/x.svg: No such file or directory" },
+		/* --offset at or past the end of the file (28192 bytes): nothing there to show */
+		{ 0, "--path /f --offset 1M", 1, "--offset 1048576 is past the end of /f (28192 bytes)" },
+		{ 0, "--path /f --offset 28192 --offline", 1, "past the end" },
+		{ 0, "--path /f --offset 28191 --offline", 0, NULL },
+	};
+	char pool[600], id[40];
 	uint64_t fileid;
 
 	make_pool(pool, sizeof(pool), &fileid);
 	/* A directory that holds no pool. */
 	cli_expect(1, "/nonexistent/pool holds no pool", NULL, "pnfs-extents", "--pool /nonexistent/pool --file-id 2");
-	/* Path components, fileids, types. */
-	snprintf(args, sizeof(args), "--pool %s --path /f/x", pool);
-	cli_expect(1, "'x' is under something that is not a directory", NULL, "pnfs-extents", "%s", args);
-	snprintf(args, sizeof(args), "--pool %s --path /nope", pool);
-	cli_expect(1, "/nope: no such file or directory ('nope' not found)", NULL, "pnfs-extents", "%s", args);
-	snprintf(args, sizeof(args), "--pool %s --path f", pool);
-	cli_expect(1, "give an absolute path", NULL, "pnfs-extents", "%s", args);
-	snprintf(args, sizeof(args), "--pool %s --path /", pool);
-	cli_expect(1, "is a directory: only regular files have extents", NULL, "pnfs-extents", "%s", args);
-	snprintf(args, sizeof(args), "--pool %s --file-id 999", pool);
-	cli_expect(1, "fileid 999: no such file in the pool", NULL, "pnfs-extents", "%s", args);
-	snprintf(args, sizeof(args), "--pool %s --file-id %llu --verify --compare /nonexistent/copy", pool,
-		 (unsigned long long)fileid);
-	cli_expect(1, "--compare /nonexistent/copy: No such file or directory", NULL, "pnfs-extents", "%s", args);
-	snprintf(args, sizeof(args), "--pool %s --file-id %llu --svg /nonexistent/dir/x.svg", pool,
-		 (unsigned long long)fileid);
-	cli_expect(1, "--svg /nonexistent/dir/x.svg: No such file or directory", NULL, "pnfs-extents", "%s", args);
-	/* --offset at or past the end of the file (28192 bytes): nothing there to show */
-	snprintf(args, sizeof(args), "--pool %s --path /f --offset 1M", pool);
-	cli_expect(1, "--offset 1048576 is past the end of /f (28192 bytes)", NULL, "pnfs-extents", "%s", args);
-	snprintf(args, sizeof(args), "--pool %s --path /f --offset 28192 --offline", pool);
-	cli_expect(1, "past the end", NULL, "pnfs-extents", "%s", args);
-	snprintf(args, sizeof(args), "--pool %s --path /f --offset 28191 --offline", pool);
-	cli_expect(0, NULL, NULL, "pnfs-extents", "%s", args);
+	snprintf(id, sizeof(id), " --file-id %llu", (unsigned long long)fileid);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cli_expect(cases[i].status, cases[i].says, NULL, "pnfs-extents", "--pool %s%s %s", pool,
+			   cases[i].with_id ? id : "", cases[i].opts);
 }
 
 static void test_pool_concat(void)

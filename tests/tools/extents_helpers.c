@@ -284,3 +284,47 @@ int xt_write_at(const char *path, const void *buf, size_t len, uint64_t off)
 	close(fd);
 	return n == (ssize_t)len ? 0 : -1;
 }
+
+void xt_flip_byte(const struct test_lab *lab, const struct xt_row *r)
+{
+	uint64_t at = r->lba_first * 512 + 4321;
+	uint8_t b;
+
+	CU_ASSERT_EQUAL_FATAL(xt_read_at(lab->files[r->lun], &b, 1, at), 0);
+	b ^= 0x5a;
+	CU_ASSERT_EQUAL_FATAL(xt_write_at(lab->files[r->lun], &b, 1, at), 0);
+}
+
+void xt_expect_bad(const char *out, const char *summary, const struct xt_row *r, int where)
+{
+	char want[300];
+
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, summary));
+	snprintf(want, sizeof(want), "extent 2 (file %llu+", 3ull << 20);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+	if (where) {
+		snprintf(want, sizeof(want), "1 byte differs, the first at file offset %llu: LUN %d LBA %llu byte 225",
+			 (unsigned long long)(r->file_off + 4321), r->lun, (unsigned long long)(r->lba_first + 8));
+		CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+	}
+	CU_ASSERT_EQUAL(xt_count(out, "MISMATCH"), 1);
+}
+
+void xt_expect_second_write(const char *out, const char *state)
+{
+	struct xt_row rows[4];
+	int n = xt_parse_rows(out, rows, 4);
+
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	CU_ASSERT_EQUAL(rows[0].file_off, 3ull << 20);
+	CU_ASSERT_STRING_EQUAL(rows[0].state, state);
+	CU_ASSERT_EQUAL(rows[1].file_off + rows[1].len, 4ull << 20);
+	CU_ASSERT_STRING_EQUAL(rows[1].state, "NONE");
+}
+
+void xt_expect_file_summary(const char *out)
+{
+	CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "stripe of 4 LUNs, unit 256.0 KiB"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(out, "9437307 bytes"));
+}

@@ -46,5 +46,17 @@ int xt_count(const char *hay, const char *needle);
 /* Read len bytes at off of a file; 0 or -1. */
 int xt_read_at(const char *path, void *buf, size_t len, uint64_t off);
 int xt_write_at(const char *path, const void *buf, size_t len, uint64_t off);
+/* The report out of the suites' test file (a stripe of 4 LUNs, unit 256 KiB, 9437307 bytes) says
+ * what it is. Aborts the test when there is no output. */
+void xt_expect_file_summary(const char *out);
+/* The table of `--offset 3M --length 1M --no-split` of the suites' test file: two rows, the second
+ * write from 3 MiB on in state and the hole after it up to 4 MiB. */
+void xt_expect_second_write(const char *out, const char *state);
+/* Flip (XOR 0x5a) the byte 4321 bytes into row r's first block in the backing file of its LUN of lab.
+ * Calling it again puts the byte back. Aborts the test when the file cannot be read or written. */
+void xt_flip_byte(const struct test_lab *lab, const struct xt_row *r);
+/* A --verify report out that says summary and names the piece at file offset 3 MiB (extent 2) as
+ * bad; with where, also the byte xt_flip_byte flipped in row r as the only difference. */
+void xt_expect_bad(const char *out, const char *summary, const struct xt_row *r, int where);
 
 #endif
