@@ -321,7 +321,9 @@ static void oom_case(const struct test_suite *s, const struct test_case *c, stru
 		case OOM_CRASH:
 			bad++;
 			t->bad++;
-			printf("\n    allocation %ld of %ld failing: %s\n", n, total, oom_outcome_name(o));
+			printf("\n    allocation %ld of %ld failing: %s (%s %d)\n", n, total, oom_outcome_name(o),
+			       WIFSIGNALED(ws) ? "signal" : "exit status",
+			       WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws));
 			oom_print_tail(fd, 6000);
 			snprintf(t->bad_log + strlen(t->bad_log), sizeof(t->bad_log) - strlen(t->bad_log),
 				 "  %s/%s with allocation %ld of %ld failing: %s\n", s->name, c->name, n, total,
