@@ -61,7 +61,7 @@ LINK_tools  := $(LIB_tools) $(LIB_client) $(LIB_mds) $(LINK_blkmap)
 LINK_all    := $(LIB_tools) $(LIB_client) $(LIB_mds) $(LINK_blkmap)
 
 # Tests: every tests/<part>/*.c goes into one CUnit runner; fuzz targets and benchmarks are apart.
-TEST_SRCS  := tests/harness.c tests/lab.c $(wildcard $(addprefix tests/,$(addsuffix /*.c,$(PARTS) integration kernel)))
+TEST_SRCS  := tests/harness.c tests/oom.c tests/lab.c $(wildcard $(addprefix tests/,$(addsuffix /*.c,$(PARTS) integration kernel)))
 TEST_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(TEST_SRCS))
 TEST_RUNNER := $(BUILD)/bin/pnfs-tests
 # Suites run in this many worker processes (most of a run waits on daemons and timeouts).
@@ -71,7 +71,7 @@ BENCH_SRCS := $(filter-out $(BENCH_LIB),$(wildcard tests/bench/*.c))
 BENCH_BINS := $(patsubst tests/bench/%.c,$(BUILD)/bin/bench-%,$(BENCH_SRCS))
 FUZZ_SRCS  := $(wildcard tests/fuzz/*.c)
 
-.PHONY: all deps test test-only asan bench demo install clean fuzz check-deps
+.PHONY: all deps test test-only asan test-oom bench demo install clean fuzz check-deps
 .DEFAULT_GOAL := all
 
 all: check-deps $(addprefix $(BUILD)/bin/,$(PROGRAMS) $(SCRIPTS)) $(TEST_RUNNER) $(BENCH_BINS)
@@ -96,6 +96,20 @@ asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan SAN=1 all
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(MAKE) --no-print-directory BUILD=build/asan SAN=1 test-only
+
+# Allocation failures: a runner under ASan whose libraries call tests/oom.c's allocators (the
+# archives' references renamed by objcopy; the code compiles as always), each unit case run once
+# per allocation it makes with that one failing. Programs the cases start come from the plain build.
+OOM_ALLOCS := malloc calloc realloc strdup strndup asprintf vasprintf posix_memalign aligned_alloc
+OOM_TESTS  ?= proto blkmap client mds tools
+OOM_CASE_SECONDS ?= 2
+test-oom: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory BUILD=build/oom SAN=1 OOM=1 build/oom/bin/pnfs-tests
+	@PNFS_BIN=$(CURDIR)/$(BUILD)/bin PNFS_TOP=$(CURDIR) PNFS_OOM_CASE_SECONDS=$(OOM_CASE_SECONDS) \
+	  ASAN_OPTIONS=detect_leaks=1:exitcode=86:abort_on_error=0 LSAN_OPTIONS=exitcode=23 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=86 \
+	  build/oom/bin/pnfs-tests --oom $(or $(TESTS),$(OOM_TESTS))
 
 bench: deps
 	@$(MAKE) --no-print-directory all
@@ -147,7 +161,7 @@ $(LIB_client): $(call lib_objs,client)
 $(LIB_tools): $(call lib_objs,tools)
 $(BUILD)/lib/%.a:
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^$(if $(OOM), && objcopy $(foreach f,$(OOM_ALLOCS),--redefine-sym $(f)=oom_$(f)) $@)
 
 $(BUILD)/bin/blkmap: $(BUILD)/blkmap/blkmap_main.o $(LINK_blkmap)
 $(BUILD)/bin/pnfs-mds: $(BUILD)/mds/mds_main.o $(LINK_mds)
@@ -174,7 +188,7 @@ $(BUILD)/proto/log.o: $(BUILD)/gen/version.h
 
 $(TEST_RUNNER): $(TEST_OBJS) $(LINK_all)
 	@mkdir -p $(dir $@)
-	$(CC) $(SAN_FLAGS) -o $@ $(TEST_OBJS) $(LINK_all) $(LDLIBS)
+	$(CC) $(SAN_FLAGS) -Wl,--wrap=CU_assertImplementation -o $@ $(TEST_OBJS) $(LINK_all) $(LDLIBS)
 
 BENCH_LIB_OBJS := $(BUILD)/tests/bench/benchlab.o
 $(BUILD)/bin/bench-%: $(BUILD)/tests/bench/%.o $(BENCH_LIB_OBJS) $(LINK_all)

@@ -67,6 +67,8 @@ void blkmap_vol_free(struct blkmap_vol *vol)
 
 const char *blkmap_vol_errstr(const struct blkmap_vol *vol)
 {
+	if (!vol)
+		return "no volume array (out of memory)";
 	return vol->err;
 }
 

@@ -184,6 +184,8 @@ unsigned proto_xid_expire(struct proto_xid_table *t, uint64_t now_ms,
 void proto_xid_drain(struct proto_xid_table *t, void (*fn)(uint32_t xid, void *cookie, void *arg),
 		     void *arg)
 {
+	if (!t)
+		return; /* a table that was never made (its owner's creation failed) */
 	for (unsigned i = 0; i <= t->mask; i++) {
 		struct xid_slot *s = &t->slots[i];
 

@@ -347,7 +347,7 @@ static void trampoline(void)
 	CU_FAIL_FATAL("harness: test case not found");
 }
 
-static int selected(const char *suite, const char *test, int argc, char **argv)
+int harness_selected(const char *suite, const char *test, int argc, char **argv)
 {
 	char full[512];
 	if (argc <= 1)
@@ -377,10 +377,15 @@ static int suite_order(const void *a, const void *b)
 
 static void usage(void)
 {
-	printf("usage: pnfs-tests [--list] [-j N] [PATTERN...]\n"
+	printf("usage: pnfs-tests [--list] [-j N] [--oom] [PATTERN...]\n"
 	       "  PATTERN: a suite name, a part prefix (proto), or suite/test, shell globs allowed.\n"
 	       "  -j N: run suites in N worker processes (the kernel/ suites stay in one worker, one\n"
 	       "        guest at a time); each suite's output is printed whole when it ends.\n"
+	       "  --oom: run each case once per allocation it makes, that allocation failing, in a\n"
+	       "        child process (a runner built by `make test-oom`): no crash, no sanitizer\n"
+	       "        report, no leak when the case still passes. env PNFS_OOM_CASE_SECONDS (time a\n"
+	       "        case may take: spaced allocations beyond it), PNFS_OOM_PERSISTENT=1 (every\n"
+	       "        allocation after the Nth fails too).\n"
 	       "  env: PNFS_BIN (bin dir), PNFS_TOP (source top), PNFS_TEST_TIMEOUT (s per test),\n"
 	       "       PNFS_TEST_JOBS (default for -j), PNFS_KEEP_TMP (keep temporary files).\n");
 }
@@ -392,7 +397,7 @@ static int register_suite(const struct test_suite *s, int argc, char **argv)
 	int n = 0;
 
 	for (const struct test_case *c = s->cases; c->name; c++) {
-		if (!selected(s->name, c->name, argc, argv))
+		if (!harness_selected(s->name, c->name, argc, argv))
 			continue;
 		if (!cs) {
 			cs = CU_add_suite(s->name, s->init, s->cleanup);
@@ -404,6 +409,49 @@ static int register_suite(const struct test_suite *s, int argc, char **argv)
 		n++;
 	}
 	return n;
+}
+
+/* One case alone, its suite's init and cleanup around it (the allocation-failure runs). */
+static int one_result;
+
+static void one_complete(const CU_pTest t, const CU_pSuite s, const CU_pFailureRecord first)
+{
+	(void)s;
+	if (first) {
+		one_result = 1;
+		for (CU_pFailureRecord f = first; f; f = f->pNext)
+			printf("%s: %s:%u  - %s\n", t->pName, f->strFileName ? f->strFileName : "?",
+			       f->uiLineNumber, f->strCondition ? f->strCondition : "?");
+	}
+}
+
+static void one_init_failed(const CU_pSuite s)
+{
+	printf("suite %s: initialisation or cleanup failed\n", s->pName);
+	one_result = 1;
+}
+
+int harness_run_case(const struct test_suite *s, const struct test_case *c, unsigned timeout_s)
+{
+	CU_pSuite cs;
+
+	one_result = 0;
+	if (timeout_s)
+		test_timeout_s = timeout_s;
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 1;
+	cs = CU_add_suite(s->name, s->init, s->cleanup);
+	if (!cs || !CU_add_test(cs, c->name, trampoline))
+		return 1;
+	CU_set_test_complete_handler(one_complete);
+	CU_set_suite_init_failure_handler(one_init_failed);
+	CU_set_suite_cleanup_failure_handler(one_init_failed);
+	CU_run_all_tests();
+	CU_cleanup_registry();
+	fflush(stdout);
+	if (one_result == 0 && skipped_now)
+		return 2;
+	return one_result;
 }
 
 /* ---- Parallel runs (-j N) -------------------------------------------------------------------
@@ -664,7 +712,7 @@ static int run_parallel(const struct test_suite **sorted, int jobs, int argc, ch
 		int any = 0, kernel = strncmp(s->name, "kernel/", 7) == 0;
 		struct unit *u = NULL;
 		for (const struct test_case *c = s->cases; c->name && !any; c++)
-			any = selected(s->name, c->name, argc, argv);
+			any = harness_selected(s->name, c->name, argc, argv);
 		if (!any)
 			continue;
 		for (int k = 0; kernel && k < nunits; k++)
@@ -727,7 +775,7 @@ int main(int argc, char **argv)
 {
 	const struct test_suite **sorted;
 	unsigned failures;
-	int list = 0, jobs = 1;
+	int list = 0, jobs = 1, oom = 0;
 	const char *to = getenv("PNFS_TEST_TIMEOUT"), *js = getenv("PNFS_TEST_JOBS");
 
 	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
@@ -739,6 +787,10 @@ int main(int argc, char **argv)
 	for (;;) {
 		if (argc > 1 && !strcmp(argv[1], "--list")) {
 			list = 1;
+			argv++;
+			argc--;
+		} else if (argc > 1 && !strcmp(argv[1], "--oom")) {
+			oom = 1;
 			argv++;
 			argc--;
 		} else if (argc > 2 && !strcmp(argv[1], "-j")) {
@@ -766,6 +818,17 @@ int main(int argc, char **argv)
 	suites = sorted;
 
 	signal(SIGPIPE, SIG_IGN);
+	if (oom && !list) {
+		int st;
+		atexit(on_exit_cleanup);
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		signal(SIGHUP, on_signal);
+		signal(SIGALRM, on_signal);
+		st = oom_main(sorted, nsuites, argc, argv);
+		free(sorted);
+		return st;
+	}
 	if (!list && jobs > 1) {
 		int st;
 		/* The workers install the cleanup handlers; the parent only forwards signals. */
@@ -793,7 +856,7 @@ int main(int argc, char **argv)
 		const struct test_suite *s = sorted[i];
 		if (list) {
 			for (const struct test_case *c = s->cases; c->name; c++)
-				if (selected(s->name, c->name, argc, argv))
+				if (harness_selected(s->name, c->name, argc, argv))
 					printf("%s/%s\n", s->name, c->name);
 			continue;
 		}

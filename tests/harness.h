@@ -90,4 +90,12 @@ int test_pid_from_file(const char *path);
 /* Whether the runner is root (network namespaces, loop devices). */
 int test_is_root(void);
 
+/* The runner's own pieces (tests/harness.c, tests/oom.c). */
+int harness_selected(const char *suite, const char *test, int argc, char **argv);
+/* Runs case c of suite s alone (its suite's init and cleanup around it) under a watchdog of
+ * timeout_s (0: the runner's): 0 passed, 1 failed, 2 skipped. */
+int harness_run_case(const struct test_suite *s, const struct test_case *c, unsigned timeout_s);
+/* `pnfs-tests --oom`: the allocation-failure loop over the selected cases; the exit status. */
+int oom_main(const struct test_suite *const *suites, size_t nsuites, int argc, char **argv);
+
 #endif

@@ -90,6 +90,7 @@ static void test_delete_pending_fd(void)
 	struct pair_ctx p = { 0 };
 	int a[2], b[2];
 
+	CU_ASSERT_PTR_NOT_NULL_FATAL(loop);
 	CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, a), 0);
 	CU_ASSERT_EQUAL_FATAL(socketpair(AF_UNIX, SOCK_STREAM, 0, b), 0);
 	p.fds[0] = a[0];

@@ -21,6 +21,16 @@
 static void kill_cb(void *arg)
 {
 	struct test_mds *m = arg;
+	int st;
+
+	/* A server that died under a suite (the suite then times out or fails on "connection
+	 * refused") says how, with its log, before the run's temporary files go. */
+	if (m->pid > 0 && waitpid(m->pid, &st, WNOHANG) == m->pid) {
+		(void)test_run(NULL, "{ echo 'pnfs-mds (pid %d) had ended before its cleanup: %s %d; its log ends:'; "
+			       "tail -n 25 '%s'; } >&2", (int)m->pid, WIFEXITED(st) ? "exit status" : "signal",
+			       WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), m->log);
+		m->pid = 0;
+	}
 	if (m->pid > 0) {
 		kill(m->pid, SIGKILL);
 		waitpid(m->pid, NULL, 0);

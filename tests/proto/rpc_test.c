@@ -544,6 +544,7 @@ static void xid_table_churn(void)
 	unsigned nlive = 0;
 	uint64_t rnd = 12345;
 
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
 	memset(live, 0, sizeof(live));
 	for (int i = 0; i < 200000; i++) {
 		uint32_t x;
@@ -578,10 +579,13 @@ static void demux_one_connection(void)
 	struct proto_xid_table *t = proto_xid_table_new(16);
 	struct stream s = { 0 };
 	int call_a, call_b, replies = 0, cb_calls = 0, strays = 0;
-	uint32_t xa = proto_xid_next(t), xb = proto_xid_next(t);
+	uint32_t xa, xb;
 	struct proto_rm_reader r;
 	struct sample_case cbc = { OP_CB_LAYOUTRECALL, 0 }, seq = { OP_CB_SEQUENCE, 0 };
 
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	xa = proto_xid_next(t);
+	xb = proto_xid_next(t);
 	CU_ASSERT(proto_xid_add(t, xa, &call_a, 0) == 0);
 	CU_ASSERT(proto_xid_add(t, xb, &call_b, 0) == 0);
 	for (int i = 0; i < 4; i++) {

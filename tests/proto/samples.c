@@ -3,6 +3,8 @@
  * decode it back, and compare, so a field coded in the wrong order or width shows up as a mismatch. */
 #include "tests/proto/samples.h"
 
+#include <CUnit/CUnit.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,8 +118,7 @@ static fattr4 sample_encoded(struct proto_fattr *a, const unsigned *attrs, size_
 
 	for (size_t i = 0; i < n; i++)
 		proto_fattr_set(a, attrs[i]);
-	if (proto_fattr_encode(a, NULL, &enc) != 0)
-		abort();
+	CU_ASSERT_FATAL(proto_fattr_encode(a, NULL, &enc) == 0);
 	out.attrmask.bitmap4_len = enc.attrmask.bitmap4_len;
 	out.attrmask.bitmap4_val = sample_alloc(enc.attrmask.bitmap4_len * sizeof(uint32_t));
 	memcpy(out.attrmask.bitmap4_val, enc.attrmask.bitmap4_val, enc.attrmask.bitmap4_len * sizeof(uint32_t));
@@ -230,8 +231,7 @@ static layout_content4 block_content(unsigned nextents)
 	pnfs_block_layout4 bl = sample_block_layout(nextents);
 	layout_content4 enc, out;
 
-	if (proto_block_layout_encode(&bl, &enc) != 0)
-		abort();
+	CU_ASSERT_FATAL(proto_block_layout_encode(&bl, &enc) == 0);
 	out.loc_type = enc.loc_type;
 	opaque_copy(&out.loc_body.loc_body_len, &out.loc_body.loc_body_val, enc.loc_body.loc_body_val,
 		    enc.loc_body.loc_body_len);
@@ -249,8 +249,7 @@ static layoutupdate4 block_update(void)
 	lu.blu_commit_list.blu_commit_list_val = bl.blo_extents.blo_extents_val;
 	for (unsigned i = 0; i < 2; i++)
 		lu.blu_commit_list.blu_commit_list_val[i].bex_state = PNFS_BLOCK_READ_WRITE_DATA;
-	if (proto_block_layoutupdate_encode(&lu, &enc) != 0)
-		abort();
+	CU_ASSERT_FATAL(proto_block_layoutupdate_encode(&lu, &enc) == 0);
 	out.lou_type = enc.lou_type;
 	opaque_copy(&out.lou_body.lou_body_len, &out.lou_body.lou_body_val, enc.lou_body.lou_body_val,
 		    enc.lou_body.lou_body_len);
@@ -263,8 +262,7 @@ static device_addr4 block_devaddr(void)
 	pnfs_block_deviceaddr4 da = sample_stripe_of_slices(3);
 	device_addr4 enc, out;
 
-	if (proto_block_deviceaddr_encode(&da, &enc) != 0)
-		abort();
+	CU_ASSERT_FATAL(proto_block_deviceaddr_encode(&da, &enc) == 0);
 	out.da_layout_type = enc.da_layout_type;
 	opaque_copy(&out.da_addr_body.da_addr_body_len, &out.da_addr_body.da_addr_body_val,
 		    enc.da_addr_body.da_addr_body_val, enc.da_addr_body.da_addr_body_len);
@@ -1091,13 +1089,11 @@ static notify4 *deviceid_changes(u_int *n)
 	sample_deviceid(ch.ndc_deviceid, 0x10);
 	sample_deviceid(del.ndd_deviceid, 0x12);
 	nt[0].notify_mask = bm(1u << NOTIFY_DEVICEID4_CHANGE, 0, 0);
-	if (proto_xdr_encode((xdrproc_t)xdr_notify_deviceid_change4, &ch, &buf, &len) != 0)
-		abort();
+	CU_ASSERT_FATAL(proto_xdr_encode((xdrproc_t)xdr_notify_deviceid_change4, &ch, &buf, &len) == 0);
 	opaque_copy(&nt[0].notify_vals.notifylist4_len, &nt[0].notify_vals.notifylist4_val, buf, len);
 	free(buf);
 	nt[1].notify_mask = bm(1u << NOTIFY_DEVICEID4_DELETE, 0, 0);
-	if (proto_xdr_encode((xdrproc_t)xdr_notify_deviceid_delete4, &del, &buf, &len) != 0)
-		abort();
+	CU_ASSERT_FATAL(proto_xdr_encode((xdrproc_t)xdr_notify_deviceid_delete4, &del, &buf, &len) == 0);
 	opaque_copy(&nt[1].notify_vals.notifylist4_len, &nt[1].notify_vals.notifylist4_val, buf, len);
 	free(buf);
 	*n = 2;
