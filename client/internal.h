@@ -353,7 +353,7 @@ void pc_iov_zero(const struct iovec *iov, int niov, size_t off, size_t len);
 /* Sub-range [off, off+len) of an iovec array as a new array (malloc'd; caller frees). */
 int pc_iov_slice(const struct iovec *iov, int niov, size_t off, size_t len, struct iovec **out, int *nout);
 
-/* ---- the data path (layout.c, device.c, pio.c) ---------------------------------------------------- */
+/* ---- the data path (layout*.c, device.c, pio.c) -------------------------------------------------- */
 
 /* The layout type to use among those the server offers (fs_layout_type): the allowed one of
  * highest preference (layout_type.c); 0 when none is usable. */
@@ -391,14 +391,14 @@ void pc_devices_changed(struct pnfs_context *ctx);
 /* device.c: the server gave us a new client ID. SCSI devices are registered again (with the key
  * GETDEVICEINFO now gives) before their next use, fenced ones too: the fencing was of the old ID. */
 void pc_devices_new_clientid(struct pnfs_context *ctx);
-/* layout.c: the server lost our state. A layout with writes not yet committed keeps them for a
+/* layout_commit.c: the server lost our state. A layout with writes not yet committed keeps them for a
  * LAYOUTCOMMIT reclaim once the file's open is reclaimed; otherwise it is forgotten. */
 void pc_layout_reclaim_begin(struct pnfs_fh *fh);
-/* layout.c: the open of fh was reclaimed: commit its layout's kept writes with LAYOUTCOMMIT reclaim
+/* layout_commit.c: the open of fh was reclaimed: commit its layout's kept writes with LAYOUTCOMMIT reclaim
  * (devices registered again and flushed first). 1: started, done(ctx, arg) runs at its end; 0: nothing
  * to reclaim. */
 int pc_layout_reclaim_commit(struct pnfs_fh *fh, void (*done)(struct pnfs_context *, void *), void *arg);
-/* layout.c: the open of fh could not be reclaimed: its kept writes are lost (fsync says so). */
+/* layout_commit.c: the open of fh could not be reclaimed: its kept writes are lost (fsync says so). */
 void pc_layout_reclaim_drop(struct pnfs_fh *fh);
 
 /* ---- the context --------------------------------------------------------------------------- */
