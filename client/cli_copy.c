@@ -890,205 +890,309 @@ static int same_remote_file(struct pnfs_fh *src, const struct loc *dst)
 	return pnfs_identity(dst->ctx, dst->path, &b) == 0 && pnfs_identity_equal(&a, &b);
 }
 
+/* One file's copy: the engine's state and what the steps around it need. */
+struct file_copy {
+	struct copy cp;
+	const struct loc *src, *dst; /* dst: the argument, or through (a local link's target) */
+	struct loc through;
+	char tmp[4400];              /* the temporary's name, when have_tmp */
+	int have_tmp;
+	uint32_t src_mode, dst_mode;
+	const char *name;            /* for the progress line */
+};
+
+/* Open a file on a server to copy from; its size and mode when fstat says them. */
+static int open_remote_source(struct file_copy *fc)
+{
+	struct copy *cp = &fc->cp;
+	const struct loc *src = fc->src;
+	struct pnfs_stat st;
+	int rc;
+
+	cp->src.remote = 1;
+	cp->src.ctx = src->ctx;
+	rc = pnfs_open(src->ctx, src->path, O_RDONLY, 0, &cp->src.fh);
+	if (rc < 0) {
+		fprintf(stderr, "pnfs: %s\n", pnfs_get_error(src->ctx));
+		return rc;
+	}
+	if (pnfs_fstat(src->ctx, cp->src.fh, &st) == 0) {
+		cp->size = st.size;
+		fc->src_mode = st.mode & 07777;
+	}
+	return 0;
+}
+
+/* Open a local file to copy from: a regular file (its size known), or a FIFO, terminal or character
+ * device read in turn to its end; a directory is refused. */
+static int open_local_source(struct file_copy *fc)
+{
+	struct copy *cp = &fc->cp;
+	const struct loc *src = fc->src;
+	struct stat st;
+	int rc;
+
+	cp->src.fd = open(src->path, O_RDONLY | O_CLOEXEC);
+	if (cp->src.fd < 0) {
+		rc = -errno;
+		fprintf(stderr, "pnfs: %s: %s\n", src->shown, strerror(errno));
+		return rc;
+	}
+	if (fstat(cp->src.fd, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "pnfs: %s: is a directory (-r copies a tree)\n", src->shown);
+		close(cp->src.fd);
+		cp->src.fd = -1;
+		return -EISDIR;
+	}
+	fc->src_mode = st.st_mode & 07777;
+	if (S_ISREG(st.st_mode)) {
+		cp->size = (uint64_t)st.st_size;
+		cp->src.known_size = 1;
+	} else {
+		cp->src.stream = 1;
+	}
+	return 0;
+}
+
+/* The source of the copy: a server's file, standard input ("-") or a local file. 0 or -errno (said);
+ * on failure nothing is left open. */
+static int open_source(struct file_copy *fc)
+{
+	if (fc->src->remote)
+		return open_remote_source(fc);
+	if (strcmp(fc->src->path, "-") == 0) {
+		fc->cp.src.fd = 0;
+		fc->cp.src.stream = 1;
+		return 0;
+	}
+	return open_local_source(fc);
+}
+
+/* Open the destination on a server: the temporary beside it (--inplace: the file itself). A file
+ * replaced keeps its mode; the source itself is refused as a destination. */
+static int open_remote_dest(struct file_copy *fc)
+{
+	struct copy *cp = &fc->cp;
+	const struct loc *dst = fc->dst;
+	struct pnfs_stat st;
+	int rc;
+
+	cp->dst.remote = 1;
+	cp->dst.ctx = dst->ctx;
+	if (pnfs_stat(dst->ctx, dst->path, &st) == 0) {
+		if (st.type == PNFS_REG)
+			fc->dst_mode = st.mode & 07777; /* a file replaced keeps its mode */
+		if (fc->src->remote && same_remote_file(cp->src.fh, dst)) {
+			fprintf(stderr, "pnfs: %s and %s are the same file: not copied\n", fc->src->shown, dst->shown);
+			return -EINVAL;
+		}
+	}
+	if (cli.inplace) {
+		rc = pnfs_open(dst->ctx, dst->path, O_WRONLY | O_CREAT | O_TRUNC, fc->dst_mode, &cp->dst.fh);
+		if (rc < 0)
+			fprintf(stderr, "pnfs: %s\n", pnfs_get_error(dst->ctx));
+		return rc;
+	}
+	rc = remote_tmp_open(dst, fc->dst_mode | 0600, fc->tmp, sizeof(fc->tmp), &cp->dst.fh);
+	fc->have_tmp = rc == 0;
+	return rc;
+}
+
+/* A local destination that is a link to a regular file: the file is replaced and the link kept, as
+ * cp writes through it (fc->dst then names the file). */
+static void follow_local_link(struct file_copy *fc)
+{
+	struct stat st;
+	char *real;
+
+	if (lstat(fc->dst->path, &st) == 0 && S_ISLNK(st.st_mode) && stat(fc->dst->path, &st) == 0 &&
+	    S_ISREG(st.st_mode) && (real = realpath(fc->dst->path, NULL))) {
+		fc->through = *fc->dst;
+		snprintf(fc->through.path, sizeof(fc->through.path), "%s", real);
+		free(real);
+		fc->dst = &fc->through;
+	}
+}
+
+/* Open a local destination: standard output ("-"), the file itself (--inplace, a device, a FIFO) or
+ * a temporary beside it. Anything but a regular file is written in order. */
+static int open_local_dest(struct file_copy *fc)
+{
+	struct copy *cp = &fc->cp;
+	struct stat st;
+	int direct = cli.inplace, rc;
+
+	if (strcmp(fc->dst->path, "-") == 0) {
+		cp->dst.fd = 1;
+		cp->sequential = 1;
+		return 0;
+	}
+	if (!direct)
+		follow_local_link(fc);
+	if (stat(fc->dst->path, &st) == 0) {
+		if (S_ISREG(st.st_mode))
+			fc->dst_mode = st.st_mode & 07777;
+		else
+			direct = 1; /* a device or FIFO is written, not replaced */
+	}
+	if (direct) {
+		cp->dst.fd = open(fc->dst->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, fc->dst_mode);
+		if (cp->dst.fd < 0) {
+			rc = -errno;
+			fprintf(stderr, "pnfs: %s: %s\n", fc->dst->shown, strerror(errno));
+			return rc;
+		}
+	} else {
+		cp->dst.fd = local_tmp_open(fc->dst, fc->tmp, sizeof(fc->tmp));
+		if (cp->dst.fd < 0)
+			return -EIO;
+		fc->have_tmp = 1;
+	}
+	if (fstat(cp->dst.fd, &st) == 0 && !S_ISREG(st.st_mode))
+		cp->sequential = 1;
+	return 0;
+}
+
+/* Run the copy and make a server's destination durable. When its fsync fails, written bytes may be
+ * lost: writes through a layout whose SAN path then failed could not be committed (the file now goes
+ * through the MDS), or the server restarted and they could not be reclaimed (the open not reclaimed
+ * in its grace period). A source that can be read again is then copied again, whole, once. */
+static int copy_durably(struct file_copy *fc)
+{
+	struct copy *cp = &fc->cp;
+	const struct loc *dst = fc->dst;
+	int rc, again;
+
+	plan_sparse(cp);
+	rc = copy_pass(cp, fc->name);
+	if (rc < 0 || !cp->dst.remote || pnfs_fsync(cp->dst.ctx, cp->dst.fh) == 0)
+		return rc;
+	again = cp->src.remote || cp->src.known_size;
+	fprintf(stderr, "pnfs: %s: %s%s\n", dst->shown, pnfs_get_error(cp->dst.ctx),
+		!again ? "" : *pnfs_fh_mds_reason(cp->dst.fh) ? "; copying again through the MDS" : "; copying again");
+	if (!again)
+		return -EIO;
+	copy_reset(cp);
+	rc = copy_pass(cp, fc->name);
+	if (rc == 0 && pnfs_fsync(cp->dst.ctx, cp->dst.fh) < 0) {
+		fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(cp->dst.ctx));
+		rc = -EIO;
+	}
+	return rc;
+}
+
+/* After the bytes: holes at the end were not written, so the size says where the file ends; a local
+ * temporary gets the destination's mode and is made durable; an interrupted copy fails here. */
+static int finish_dest(struct file_copy *fc)
+{
+	struct copy *cp = &fc->cp;
+	const struct loc *dst = fc->dst;
+
+	if ((cp->holes || cp->skip_zeros) && cp->size != UINT64_MAX) {
+		if (!cp->dst.remote && ftruncate(cp->dst.fd, (off_t)cp->size) < 0) {
+			int rc = -errno;
+			fprintf(stderr, "pnfs: %s: %s\n", fc->have_tmp ? fc->tmp : dst->shown, strerror(errno));
+			return rc;
+		}
+		if (cp->dst.remote && cp->wend < cp->size && pnfs_ftruncate(cp->dst.ctx, cp->dst.fh, cp->size) < 0) {
+			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(cp->dst.ctx));
+			return -EIO;
+		}
+	}
+	if (fc->have_tmp && !cp->dst.remote && (fchmod(cp->dst.fd, fc->dst_mode) < 0 || fsync(cp->dst.fd) < 0)) {
+		int rc = -errno;
+		fprintf(stderr, "pnfs: %s: %s\n", fc->tmp, strerror(errno));
+		return rc;
+	}
+	if (cli_stop_signal) {
+		fprintf(stderr, "pnfs: %s: interrupted\n", dst->shown);
+		return -EINTR;
+	}
+	return 0;
+}
+
+/* Close both ends; a failed close of the destination fails a copy that had not failed yet. */
+static int close_ends(struct file_copy *fc, int rc)
+{
+	struct copy *cp = &fc->cp;
+	const struct loc *dst = fc->dst;
+
+	if (cp->dst.remote && cp->dst.fh) {
+		if (pnfs_close(cp->dst.ctx, cp->dst.fh) < 0 && rc == 0) {
+			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(cp->dst.ctx));
+			rc = -EIO;
+		}
+	} else if (cp->dst.fd > 1) {
+		if (close(cp->dst.fd) < 0 && rc == 0) {
+			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, strerror(errno));
+			rc = -EIO;
+		}
+	}
+	free(cp->hole);
+	if (cp->src.remote && cp->src.fh)
+		pnfs_close(cp->src.ctx, cp->src.fh);
+	else if (cp->src.fd > 0)
+		close(cp->src.fd);
+	return rc;
+}
+
+/* The temporary takes the destination's place once the copy succeeded (its bytes are durable under
+ * the temporary name), and is removed once it failed: the destination itself was never touched. */
+static int settle_tmp(struct file_copy *fc, int rc)
+{
+	const struct loc *dst = fc->dst;
+	int remote = fc->cp.dst.remote;
+
+	if (!fc->have_tmp)
+		return rc;
+	if (rc == 0) {
+		if (remote) {
+			if ((fc->dst_mode & 0600) != 0600 && pnfs_chmod(dst->ctx, fc->tmp, fc->dst_mode) < 0)
+				fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(dst->ctx)), rc = -EIO;
+			else if (pnfs_rename(dst->ctx, fc->tmp, dst->path) < 0)
+				fprintf(stderr, "pnfs: %s\n", pnfs_get_error(dst->ctx)), rc = -EIO;
+		} else if (rename(fc->tmp, dst->path) < 0) {
+			rc = -errno;
+			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, strerror(errno));
+		}
+	}
+	if (rc < 0) {
+		/* best effort */
+		if (remote ? pnfs_unlink(dst->ctx, fc->tmp) < 0 : unlink(fc->tmp) < 0)
+			fprintf(stderr, "pnfs: %s: cannot remove the temporary copy: %s\n", fc->tmp,
+				remote ? pnfs_get_error(dst->ctx) : strerror(errno));
+	}
+	return rc;
+}
+
 /* Copy one file (a regular file or a stream) to the file dst names. The destination is written under a
  * temporary name beside it and renamed over it only when all its bytes are durable (--inplace: written
  * directly). 0 or -errno; failures are said on stderr. */
 int cli_copy_file(const struct loc *src, const struct loc *dst)
 {
-	struct loc through;
-	struct copy cp;
-	char tmp[4400];
-	uint32_t src_mode = 0666, dst_mode;
-	int rc = 0, have_tmp = 0, dst_exists = 0;
-	const char *name = cli_base_name(src->path);
+	struct file_copy fc;
+	int rc;
 
-	memset(&cp, 0, sizeof(cp));
-	cp.src.fd = cp.dst.fd = -1;
-	cp.size = UINT64_MAX;
-	cp.src.name = src->shown;
-	cp.dst.name = dst->shown;
-	/* source */
-	if (src->remote) {
-		struct pnfs_stat st;
-		cp.src.remote = 1;
-		cp.src.ctx = src->ctx;
-		rc = pnfs_open(src->ctx, src->path, O_RDONLY, 0, &cp.src.fh);
-		if (rc < 0) {
-			fprintf(stderr, "pnfs: %s\n", pnfs_get_error(src->ctx));
-			return rc;
-		}
-		if (pnfs_fstat(src->ctx, cp.src.fh, &st) == 0) {
-			cp.size = st.size;
-			src_mode = st.mode & 07777;
-		}
-	} else if (strcmp(src->path, "-") == 0) {
-		cp.src.fd = 0;
-		cp.src.stream = 1;
-	} else {
-		struct stat st;
-		cp.src.fd = open(src->path, O_RDONLY | O_CLOEXEC);
-		if (cp.src.fd < 0) {
-			rc = -errno;
-			fprintf(stderr, "pnfs: %s: %s\n", src->shown, strerror(errno));
-			return rc;
-		}
-		if (fstat(cp.src.fd, &st) == 0) {
-			if (S_ISDIR(st.st_mode)) {
-				fprintf(stderr, "pnfs: %s: is a directory (-r copies a tree)\n", src->shown);
-				close(cp.src.fd);
-				return -EISDIR;
-			}
-			src_mode = st.st_mode & 07777;
-			if (S_ISREG(st.st_mode)) {
-				cp.size = (uint64_t)st.st_size;
-				cp.src.known_size = 1;
-			} else {
-				/* a FIFO, a terminal, a character device: read in turn, to its end */
-				cp.src.stream = 1;
-			}
-		}
-	}
-	dst_mode = src_mode & ~(uint32_t)cli_umask_now();
-	/* destination */
-	if (dst->remote) {
-		struct pnfs_stat st;
-		cp.dst.remote = 1;
-		cp.dst.ctx = dst->ctx;
-		if (pnfs_stat(dst->ctx, dst->path, &st) == 0) {
-			dst_exists = 1;
-			if (st.type == PNFS_REG)
-				dst_mode = st.mode & 07777; /* a file replaced keeps its mode */
-			if (src->remote && same_remote_file(cp.src.fh, dst)) {
-				fprintf(stderr, "pnfs: %s and %s are the same file: not copied\n", src->shown, dst->shown);
-				rc = -EINVAL;
-				goto out;
-			}
-		}
-		if (cli.inplace) {
-			rc = pnfs_open(dst->ctx, dst->path, O_WRONLY | O_CREAT | O_TRUNC, dst_mode, &cp.dst.fh);
-			if (rc < 0)
-				fprintf(stderr, "pnfs: %s\n", pnfs_get_error(dst->ctx));
-		} else {
-			rc = remote_tmp_open(dst, dst_mode | 0600, tmp, sizeof(tmp), &cp.dst.fh);
-			have_tmp = rc == 0;
-		}
-		if (rc < 0)
-			goto out;
-	} else if (strcmp(dst->path, "-") == 0) {
-		cp.dst.fd = 1;
-		cp.sequential = 1;
-	} else {
-		struct stat st;
-		int direct = cli.inplace;
-		char *real;
-		if (!direct && lstat(dst->path, &st) == 0 && S_ISLNK(st.st_mode) && stat(dst->path, &st) == 0 &&
-		    S_ISREG(st.st_mode) && (real = realpath(dst->path, NULL))) {
-			/* a link to a file: the file is replaced and the link kept, as cp writes through it */
-			through = *dst;
-			snprintf(through.path, sizeof(through.path), "%s", real);
-			free(real);
-			dst = &through;
-		}
-		if (stat(dst->path, &st) == 0) {
-			dst_exists = 1;
-			if (S_ISREG(st.st_mode))
-				dst_mode = st.st_mode & 07777;
-			else
-				direct = 1; /* a device or FIFO is written, not replaced */
-		}
-		if (direct) {
-			cp.dst.fd = open(dst->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, dst_mode);
-			if (cp.dst.fd < 0) {
-				rc = -errno;
-				fprintf(stderr, "pnfs: %s: %s\n", dst->shown, strerror(errno));
-				goto out;
-			}
-		} else {
-			cp.dst.fd = local_tmp_open(dst, tmp, sizeof(tmp));
-			if (cp.dst.fd < 0) {
-				rc = -EIO;
-				goto out;
-			}
-			have_tmp = 1;
-		}
-		if (fstat(cp.dst.fd, &st) == 0 && !S_ISREG(st.st_mode))
-			cp.sequential = 1;
-	}
-	(void)dst_exists;
-	plan_sparse(&cp);
-	rc = copy_pass(&cp, name);
-	if (rc == 0 && cp.dst.remote && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
-		/* Written bytes may be lost: writes through a layout whose SAN path then failed could not
-		 * be committed (the file now goes through the MDS), or the server restarted and they could
-		 * not be reclaimed (the open not reclaimed in its grace period). A source that can be read
-		 * again is copied again, whole, once. */
-		int again = cp.src.remote || cp.src.known_size;
-		fprintf(stderr, "pnfs: %s: %s%s\n", dst->shown, pnfs_get_error(cp.dst.ctx),
-			!again ? "" : *pnfs_fh_mds_reason(cp.dst.fh) ? "; copying again through the MDS" : "; copying again");
-		rc = -EIO;
-		if (again) {
-			copy_reset(&cp);
-			rc = copy_pass(&cp, name);
-			if (rc == 0 && pnfs_fsync(cp.dst.ctx, cp.dst.fh) < 0) {
-				fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(cp.dst.ctx));
-				rc = -EIO;
-			}
-		}
-	}
-	if (rc == 0 && (cp.holes || cp.skip_zeros) && cp.size != UINT64_MAX) {
-		/* holes at the end were not written: the size says where the file ends */
-		if (!cp.dst.remote && ftruncate(cp.dst.fd, (off_t)cp.size) < 0) {
-			rc = -errno;
-			fprintf(stderr, "pnfs: %s: %s\n", have_tmp ? tmp : dst->shown, strerror(errno));
-		} else if (cp.dst.remote && cp.wend < cp.size && pnfs_ftruncate(cp.dst.ctx, cp.dst.fh, cp.size) < 0) {
-			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(cp.dst.ctx));
-			rc = -EIO;
-		}
-	}
-	if (rc == 0 && have_tmp && !cp.dst.remote) {
-		if (fchmod(cp.dst.fd, dst_mode) < 0 || fsync(cp.dst.fd) < 0) {
-			rc = -errno;
-			fprintf(stderr, "pnfs: %s: %s\n", tmp, strerror(errno));
-		}
-	}
-	if (rc == 0 && cli_stop_signal) {
-		fprintf(stderr, "pnfs: %s: interrupted\n", dst->shown);
-		rc = -EINTR;
-	}
-out:
-	if (cp.dst.remote && cp.dst.fh) {
-		if (pnfs_close(cp.dst.ctx, cp.dst.fh) < 0 && rc == 0) {
-			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(cp.dst.ctx));
-			rc = -EIO;
-		}
-	} else if (cp.dst.fd > 1) {
-		if (close(cp.dst.fd) < 0 && rc == 0) {
-			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, strerror(errno));
-			rc = -EIO;
-		}
-	}
-	free(cp.hole);
-	if (cp.src.remote && cp.src.fh)
-		pnfs_close(cp.src.ctx, cp.src.fh);
-	else if (cp.src.fd > 0)
-		close(cp.src.fd);
-	if (have_tmp && rc == 0) {
-		/* the bytes are durable under the temporary name: it takes the destination's place */
-		if (cp.dst.remote) {
-			if ((dst_mode & 0600) != 0600 && pnfs_chmod(dst->ctx, tmp, dst_mode) < 0)
-				fprintf(stderr, "pnfs: %s: %s\n", dst->shown, pnfs_get_error(dst->ctx)), rc = -EIO;
-			else if (pnfs_rename(dst->ctx, tmp, dst->path) < 0)
-				fprintf(stderr, "pnfs: %s\n", pnfs_get_error(dst->ctx)), rc = -EIO;
-		} else if (rename(tmp, dst->path) < 0) {
-			rc = -errno;
-			fprintf(stderr, "pnfs: %s: %s\n", dst->shown, strerror(errno));
-		}
-	}
-	if (have_tmp && rc < 0) {
-		/* best effort: the destination itself was never touched */
-		if (cp.dst.remote ? pnfs_unlink(dst->ctx, tmp) < 0 : unlink(tmp) < 0)
-			fprintf(stderr, "pnfs: %s: cannot remove the temporary copy: %s\n", tmp,
-				cp.dst.remote ? pnfs_get_error(dst->ctx) : strerror(errno));
-	}
-	return rc;
+	memset(&fc, 0, sizeof(fc));
+	fc.src = src;
+	fc.dst = dst;
+	fc.src_mode = 0666;
+	fc.name = cli_base_name(src->path);
+	fc.cp.src.fd = fc.cp.dst.fd = -1;
+	fc.cp.size = UINT64_MAX;
+	fc.cp.src.name = src->shown;
+	fc.cp.dst.name = dst->shown;
+	rc = open_source(&fc);
+	if (rc < 0)
+		return rc;
+	fc.dst_mode = fc.src_mode & ~(uint32_t)cli_umask_now();
+	rc = dst->remote ? open_remote_dest(&fc) : open_local_dest(&fc);
+	if (rc == 0)
+		rc = copy_durably(&fc);
+	if (rc == 0)
+		rc = finish_dest(&fc);
+	rc = close_ends(&fc, rc);
+	return settle_tmp(&fc, rc);
 }
