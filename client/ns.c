@@ -246,54 +246,59 @@ static void status_done(struct pc_compound *c)
 	ns_done(nc, rc, NULL);
 }
 
-int pnfs_chmod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb, void *private_data)
+/* What a SETATTR by path sets: one kind of attribute. */
+struct ns_attrs {
+	enum { NS_SET_MODE, NS_SET_OWNER, NS_SET_TIMES } what;
+	uint32_t mode, uid, gid;
+	const struct timespec *ts;  /* borrowed for the call that takes the struct */
+};
+
+/* One SETATTR on the object path names (PUTROOTFH, LOOKUPs, SETATTR); cb gets the status. */
+static int setattr_path(struct pnfs_context *ctx, const char *opname, const char *path, const struct ns_attrs *a,
+			pnfs_cb cb, void *private_data)
 {
 	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "chmod", path, 0, NULL, status_done);
+	struct pc_compound *c = path_compound(nc, opname, path, 0, NULL, status_done);
 	nfs_argop4 *op;
+	fattr4 *out;
+	int rc = 0;
 
 	if (!c)
 		return 0;
 	c->cachethis = 1;
 	op = pc_add(c, OP_SETATTR);
-	if (op && pc_fattr_mode(c, &op->nfs_argop4_u.opsetattr.obj_attributes, 1, mode, 0, 0) < 0)
-		c->status = -ENOMEM;
+	if (op) {
+		out = &op->nfs_argop4_u.opsetattr.obj_attributes;
+		switch (a->what) {
+		case NS_SET_MODE: rc = pc_fattr_mode(c, out, 1, a->mode, 0, 0); break;
+		case NS_SET_OWNER: rc = pc_fattr_owner(c, out, a->uid, a->gid); break;
+		case NS_SET_TIMES: rc = pc_fattr_times(c, out, a->ts); break;
+		}
+		if (rc < 0)
+			c->status = -ENOMEM;
+	}
 	pc_submit(c);
 	return 0;
+}
+
+int pnfs_chmod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb, void *private_data)
+{
+	struct ns_attrs a = { .what = NS_SET_MODE, .mode = mode };
+	return setattr_path(ctx, "chmod", path, &a, cb, private_data);
 }
 
 int pnfs_chown_async(struct pnfs_context *ctx, const char *path, uint32_t uid, uint32_t gid, pnfs_cb cb,
 		     void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "chown", path, 0, NULL, status_done);
-	nfs_argop4 *op;
-
-	if (!c)
-		return 0;
-	c->cachethis = 1;
-	op = pc_add(c, OP_SETATTR);
-	if (op && pc_fattr_owner(c, &op->nfs_argop4_u.opsetattr.obj_attributes, uid, gid) < 0)
-		c->status = -ENOMEM;
-	pc_submit(c);
-	return 0;
+	struct ns_attrs a = { .what = NS_SET_OWNER, .uid = uid, .gid = gid };
+	return setattr_path(ctx, "chown", path, &a, cb, private_data);
 }
 
 int pnfs_utimens_async(struct pnfs_context *ctx, const char *path, const struct timespec ts[2], pnfs_cb cb,
 		       void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "utimens", path, 0, NULL, status_done);
-	nfs_argop4 *op;
-
-	if (!c)
-		return 0;
-	c->cachethis = 1;
-	op = pc_add(c, OP_SETATTR);
-	if (op && pc_fattr_times(c, &op->nfs_argop4_u.opsetattr.obj_attributes, ts) < 0)
-		c->status = -ENOMEM;
-	pc_submit(c);
-	return 0;
+	struct ns_attrs a = { .what = NS_SET_TIMES, .ts = ts };
+	return setattr_path(ctx, "utimens", path, &a, cb, private_data);
 }
 
 /* ---- mkdir, unlink, rename, symlink ------------------------------------------------------------ */
