@@ -151,37 +151,73 @@ static void mds_io_progress(struct mds_io *io)
 	io->ctx->mds_io_rx_ms = io->progress_ms;
 }
 
+/* ---- patience: the io timeout of MDS-path calls ------------------------------------------------ */
+
+/* How long an MDS-path call may go unanswered: the io timeout, 30 s by default. */
+static unsigned patience_ms_of(const struct pnfs_context *ctx)
+{
+	return ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
+}
+
+/* The patience timer t of a call fired: 1 when the call may wait on (t is armed again), 0 when it
+ * has gone ms without an answer. Progress is any answer to MDS-path data I/O of this context (many
+ * calls queued behind each other on a busy server all wait, but the server is answering), or the
+ * call's own *progress_ms when it keeps one. While reconnecting the connection's own timeouts
+ * decide, and the count starts again from its return. */
+static int patience_left(struct pnfs_context *ctx, struct pc_timer *t, unsigned ms, uint64_t *progress_ms)
+{
+	uint64_t last, idle;
+
+	if (ctx->state != PC_ST_READY || !ctx->conn.connected) {
+		if (progress_ms)
+			*progress_ms = pc_now_ms();
+		pc_timer_arm(ctx, t, ms);
+		return 1;
+	}
+	last = progress_ms && *progress_ms > ctx->mds_io_rx_ms ? *progress_ms : ctx->mds_io_rx_ms;
+	idle = pc_now_ms() - last;
+	if (idle < ms) {
+		pc_timer_arm(ctx, t, ms - idle);
+		return 1;
+	}
+	return 0;
+}
+
+/* A call given up on for want of an answer: its caller has EIO, its reply is still to come, and the
+ * file is not freed before it does (pnfs_close of the file meanwhile sets free_pending). */
+static void abandon_call(struct pnfs_fh *fh, int *abandoned)
+{
+	*abandoned = 1;
+	fh->ios_abandoned++;
+}
+
+/* The reply of an abandoned call came (the call is freed): a file closed meanwhile may go now. */
+static void abandoned_reply(struct pnfs_fh *fh)
+{
+	if (fh->ios_abandoned && --fh->ios_abandoned == 0 && fh->free_pending)
+		pc_fh_free(fh);
+}
+
+/* ---- READ and WRITE ------------------------------------------------------------------------------ */
+
 static void mds_io_patience(struct pnfs_context *ctx, struct pc_timer *t)
 {
 	struct mds_io *io = t->arg;
 	struct pnfs_fh *fh = io->fh;
-	/* Progress is any answer to MDS-path data I/O of this context: many I/Os queued behind each
-	 * other on a busy server all wait, but the server is answering. */
-	uint64_t last = io->progress_ms > ctx->mds_io_rx_ms ? io->progress_ms : ctx->mds_io_rx_ms;
-	uint64_t idle = pc_now_ms() - last;
 	pc_io_cb cb = io->cb;
 	int err;
 
-	if (ctx->state != PC_ST_READY || !ctx->conn.connected) {
-		/* Reconnecting: the connection's own timeouts decide; count from its return. */
-		io->progress_ms = pc_now_ms();
-		pc_timer_arm(ctx, t, io->patience_ms);
+	if (patience_left(ctx, t, io->patience_ms, &io->progress_ms))
 		return;
-	}
-	if (idle < io->patience_ms) {
-		pc_timer_arm(ctx, t, io->patience_ms - idle);
-		return;
-	}
 	err = pc_err(ctx, -EIO, "%s %s through the MDS: no answer for %u ms (the server's LUNs may be unreachable): %s",
 		     io->write ? "write to" : "read of", pc_path_show(ctx, fh->path), io->patience_ms, strerror(EIO));
 	if (io->write)
 		pc_fh_set_sticky(fh, -EIO, "%s", pnfs_get_error(ctx)); /* logs it */
 	else
 		LOG_WARN("pnfs: %s", pnfs_get_error(ctx));
-	io->abandoned = 1;
+	abandon_call(fh, &io->abandoned);
 	io->err = err;
 	io->cb = NULL;
-	fh->ios_abandoned++;
 	pc_fh_io_end(fh);
 	cb(ctx, err, io->arg);
 }
@@ -193,8 +229,7 @@ static void mds_io_free_abandoned(struct mds_io *io)
 
 	free(io->iov);
 	free(io);
-	if (fh->ios_abandoned && --fh->ios_abandoned == 0 && fh->free_pending)
-		pc_fh_free(fh);
+	abandoned_reply(fh);
 }
 
 static void mds_io_finish(struct mds_io *io)
@@ -426,7 +461,7 @@ static int mds_io_start(struct pnfs_fh *fh, const struct iovec *iov, int niov, u
 	io->fh = fh;
 	io->off = off;
 	io->write = write;
-	io->patience_ms = ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
+	io->patience_ms = patience_ms_of(ctx);
 	io->patience.fn = mds_io_patience;
 	io->patience.arg = io;
 	mds_io_progress(io);
@@ -478,19 +513,12 @@ static void commit_patience(struct pnfs_context *ctx, struct pc_timer *t)
 	pc_io_cb cb = co->cb;
 	int err;
 
-	if (ctx->state != PC_ST_READY || !ctx->conn.connected) {
-		pc_timer_arm(ctx, t, co->patience_ms);
+	if (patience_left(ctx, t, co->patience_ms, NULL))
 		return;
-	}
-	if (pc_now_ms() - ctx->mds_io_rx_ms < co->patience_ms) {
-		pc_timer_arm(ctx, t, co->patience_ms - (pc_now_ms() - ctx->mds_io_rx_ms));
-		return;
-	}
 	err = pc_err(ctx, -EIO, "commit of %s through the MDS: no answer for %u ms (the server's LUNs may be unreachable): %s",
 		     pc_path_show(ctx, fh->path), co->patience_ms, strerror(EIO));
 	pc_fh_set_sticky(fh, -EIO, "%s", pnfs_get_error(ctx));
-	co->abandoned = 1;
-	fh->ios_abandoned++;
+	abandon_call(fh, &co->abandoned);
 	cb(ctx, err, co->arg);
 }
 
@@ -508,8 +536,7 @@ static void commit_done(struct pc_compound *c)
 	if (co->abandoned) {
 		pc_compound_free(c);
 		free(co);
-		if (fh->ios_abandoned && --fh->ios_abandoned == 0 && fh->free_pending)
-			pc_fh_free(fh);
+		abandoned_reply(fh);
 		return;
 	}
 	if (rc < 0) {
@@ -547,7 +574,7 @@ int pc_mds_commit(struct pnfs_fh *fh, pc_io_cb cb, void *arg)
 	co->cb = cb;
 	co->arg = arg;
 	co->fh = fh;
-	co->patience_ms = ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
+	co->patience_ms = patience_ms_of(ctx);
 	co->patience.fn = commit_patience;
 	co->patience.arg = co;
 	pc_timer_arm(ctx, &co->patience, co->patience_ms);
