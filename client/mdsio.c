@@ -144,6 +144,7 @@ struct mds_io {
 };
 
 static void mds_io_pump(struct mds_io *io);
+static int mds_io_send(struct mds_io *io, uint64_t coff, size_t n);
 
 static void mds_io_progress(struct mds_io *io)
 {
@@ -265,21 +266,33 @@ static void mds_io_finish(struct mds_io *io)
 	}
 }
 
-static void read_done(struct pc_compound *c)
+/* A READ or WRITE reply came: it is counted, and its result returned for use; NULL when there is
+ * none to use: the I/O was abandoned (its caller has EIO and may have reused the buffer: what came
+ * is dropped), or the call failed (io->err says why). */
+static nfs_resop4 *mds_io_reply(struct mds_io *io, struct pc_compound *c, nfs_opnum4 opnum, const char *opname)
 {
-	struct mds_io *io = c->priv;
-	uint64_t coff = c->u64[0], clen = c->u64[1];
-	nfs_resop4 *r = pc_res_op(c, OP_READ);
+	nfs_resop4 *r = pc_res_op(c, opnum);
 
 	io->inflight--;
 	if (c->status >= 0 || c->nfs_status)
 		mds_io_progress(io);
-	if (io->abandoned) {
-		/* The caller has its EIO and may have reused the buffer: drop what came. */
-	} else if (c->status < 0 || !r) {
+	if (io->abandoned)
+		return NULL;
+	if (c->status < 0 || !r) {
 		if (io->err == 0)
-			io->err = c->status < 0 ? pc_compound_err(c) : pc_err(c->ctx, -EPROTO, "%s: no READ result", c->what);
-	} else {
+			io->err = c->status < 0 ? pc_compound_err(c) : pc_err(c->ctx, -EPROTO, "%s: no %s result", c->what, opname);
+		return NULL;
+	}
+	return r;
+}
+
+static void read_done(struct pc_compound *c)
+{
+	struct mds_io *io = c->priv;
+	uint64_t coff = c->u64[0], clen = c->u64[1];
+	nfs_resop4 *r = mds_io_reply(io, c, OP_READ, "READ");
+
+	if (r) {
 		READ4resok *ok = &r->nfs_resop4_u.opread.READ4res_u.resok4;
 		size_t got = ok->data.data_len;
 		if (got > clen)
@@ -295,26 +308,8 @@ static void read_done(struct pc_compound *c)
 				pc_compound_free(c);
 				io->next = coff + got - io->off < io->next ? coff + got - io->off : io->next;
 				/* simplest correct course: read the remainder of this chunk again */
-				struct pc_compound *again;
-				nfs_argop4 *op;
-				again = pc_compound_new(io->fh->ctx, "read %s", pc_path_show(io->fh->ctx, io->fh->path));
-				if (!again) {
+				if (mds_io_send(io, coff + got, clen - got) < 0)
 					io->err = -ENOMEM;
-				} else {
-					pc_add_putfh(again, io->fh->fh, io->fh->fhlen);
-					op = pc_add(again, OP_READ);
-					if (op) {
-						pc_bind_stateid(again, io->fh, &op->nfs_argop4_u.opread.stateid);
-						op->nfs_argop4_u.opread.offset = coff + got;
-						op->nfs_argop4_u.opread.count = (count4)(clen - got);
-					}
-					again->u64[0] = coff + got;
-					again->u64[1] = clen - got;
-					again->done = read_done;
-					again->priv = io;
-					io->inflight++;
-					pc_submit(again);
-				}
 				mds_io_pump(io);
 				return;
 			}
@@ -329,17 +324,9 @@ static void write_done(struct pc_compound *c)
 	struct mds_io *io = c->priv;
 	struct pnfs_fh *fh = io->fh;
 	uint64_t coff = c->u64[0], clen = c->u64[1];
-	nfs_resop4 *r = pc_res_op(c, OP_WRITE);
+	nfs_resop4 *r = mds_io_reply(io, c, OP_WRITE, "WRITE");
 
-	io->inflight--;
-	if (c->status >= 0 || c->nfs_status)
-		mds_io_progress(io);
-	if (io->abandoned) {
-		/* Already failed with EIO (and the file's error is sticky): nothing to continue. */
-	} else if (c->status < 0 || !r) {
-		if (io->err == 0)
-			io->err = c->status < 0 ? pc_compound_err(c) : pc_err(c->ctx, -EPROTO, "%s: no WRITE result", c->what);
-	} else {
+	if (r) {
 		WRITE4resok *ok = &r->nfs_resop4_u.opwrite.WRITE4res_u.resok4;
 		if (ok->committed != FILE_SYNC4)
 			fh->unstable = 1;
@@ -355,34 +342,9 @@ static void write_done(struct pc_compound *c)
 		} else if (ok->count < clen) {
 			/* A short write: send the rest. */
 			uint64_t done_bytes = ok->count;
-			struct pc_compound *again = pc_compound_new(fh->ctx, "write %s", pc_path_show(fh->ctx, fh->path));
-			nfs_argop4 *op;
 			pc_compound_free(c);
-			if (!again) {
+			if (mds_io_send(io, coff + done_bytes, clen - done_bytes) < 0)
 				io->err = -ENOMEM;
-				mds_io_pump(io);
-				return;
-			}
-			pc_add_putfh(again, fh->fh, fh->fhlen);
-			op = pc_add(again, OP_WRITE);
-			if (op) {
-				size_t rel = coff + done_bytes - io->off, n = clen - done_bytes;
-				char *buf = pc_alloc(again, n);
-				pc_bind_stateid(again, fh, &op->nfs_argop4_u.opwrite.stateid);
-				op->nfs_argop4_u.opwrite.offset = coff + done_bytes;
-				op->nfs_argop4_u.opwrite.stable = (fh->flags & O_SYNC) ? FILE_SYNC4 : UNSTABLE4;
-				if (buf) {
-					pc_iov_copy_out(io->iov, io->niov, rel, buf, n);
-					op->nfs_argop4_u.opwrite.data.data_val = buf;
-					op->nfs_argop4_u.opwrite.data.data_len = (u_int)n;
-				}
-			}
-			again->u64[0] = coff + done_bytes;
-			again->u64[1] = clen - done_bytes;
-			again->done = write_done;
-			again->priv = io;
-			io->inflight++;
-			pc_submit(again);
 			mds_io_pump(io);
 			return;
 		}
@@ -403,6 +365,41 @@ static int write_data(struct pc_compound *c, struct mds_io *io, size_t rel, size
 	return 0;
 }
 
+/* Send one READ or WRITE of the file's bytes [coff, coff + n) of the I/O; its reply goes to
+ * read_done or write_done. 0 or -ENOMEM. */
+static int mds_io_send(struct mds_io *io, uint64_t coff, size_t n)
+{
+	struct pnfs_fh *fh = io->fh;
+	struct pnfs_context *ctx = fh->ctx;
+	struct pc_compound *c = pc_compound_new(ctx, "%s %s", io->write ? "write" : "read", pc_path_show(ctx, fh->path));
+	nfs_argop4 *op;
+
+	if (!c)
+		return -ENOMEM;
+	pc_add_putfh(c, fh->fh, fh->fhlen);
+	op = pc_add(c, io->write ? OP_WRITE : OP_READ);
+	if (op && io->write) {
+		WRITE4args *w = &op->nfs_argop4_u.opwrite;
+		pc_bind_stateid(c, fh, &w->stateid);
+		w->offset = coff;
+		w->stable = (fh->flags & O_SYNC) ? FILE_SYNC4 : UNSTABLE4;
+		if (write_data(c, io, coff - io->off, n, w) < 0)
+			c->status = -ENOMEM;
+	} else if (op) {
+		READ4args *r = &op->nfs_argop4_u.opread;
+		pc_bind_stateid(c, fh, &r->stateid);
+		r->offset = coff;
+		r->count = (count4)n;
+	}
+	c->u64[0] = coff;
+	c->u64[1] = n;
+	c->done = io->write ? write_done : read_done;
+	c->priv = io;
+	io->inflight++;
+	pc_submit(c);
+	return 0;
+}
+
 static void mds_io_pump(struct mds_io *io)
 {
 	struct pnfs_fh *fh = io->fh;
@@ -411,38 +408,14 @@ static void mds_io_pump(struct mds_io *io)
 	while (io->err == 0 && io->inflight < MDS_IO_WINDOW && io->next < io->total) {
 		size_t n = io->total - io->next < io->chunk ? io->total - io->next : io->chunk;
 		uint64_t coff = io->off + io->next;
-		struct pc_compound *c;
-		nfs_argop4 *op;
 
 		if (!io->write && coff >= io->eof_at)
 			break;
-		c = pc_compound_new(ctx, "%s %s", io->write ? "write" : "read", pc_path_show(ctx, fh->path));
-		if (!c) {
+		if (mds_io_send(io, coff, n) < 0) {
 			io->err = pc_err(ctx, -ENOMEM, "out of memory");
 			break;
 		}
-		pc_add_putfh(c, fh->fh, fh->fhlen);
-		op = pc_add(c, io->write ? OP_WRITE : OP_READ);
-		if (op && io->write) {
-			WRITE4args *w = &op->nfs_argop4_u.opwrite;
-			pc_bind_stateid(c, fh, &w->stateid);
-			w->offset = coff;
-			w->stable = (fh->flags & O_SYNC) ? FILE_SYNC4 : UNSTABLE4;
-			if (write_data(c, io, io->next, n, w) < 0)
-				c->status = -ENOMEM;
-		} else if (op) {
-			READ4args *r = &op->nfs_argop4_u.opread;
-			pc_bind_stateid(c, fh, &r->stateid);
-			r->offset = coff;
-			r->count = (count4)n;
-		}
-		c->u64[0] = coff;
-		c->u64[1] = n;
-		c->done = io->write ? write_done : read_done;
-		c->priv = io;
 		io->next += n;
-		io->inflight++;
-		pc_submit(c);
 	}
 	if (io->inflight == 0 && (io->err < 0 || io->next >= io->total ||
 				  (!io->write && io->off + io->next >= io->eof_at)))
