@@ -651,19 +651,12 @@ static void relocate(struct pc_device *d)
 
 int pc_device_ensure(struct pc_device *d, void (*fn)(struct pnfs_context *, void *), void *arg)
 {
-	struct pc_waiter *w;
-
 	if (d->state == PC_DEV_READY && !d->stale)
 		return 1;
 	if (d->state == PC_DEV_FAILED || d->state == PC_DEV_FENCED)
 		return -ENODEV;
-	w = calloc(1, sizeof(*w));
-	if (!w)
+	if (pc_waiter_add(&d->waiters, 0, fn, arg) < 0)
 		return -ENOMEM;
-	w->fn = fn;
-	w->arg = arg;
-	w->next = d->waiters;
-	d->waiters = w;
 	if (d->state == PC_DEV_NEW || (d->state == PC_DEV_READY && d->stale))
 		fetch(d);
 	return 0;
@@ -833,11 +826,7 @@ void pc_devices_free(struct pnfs_context *ctx)
 	while (ctx->devices_list) {
 		struct pc_device *d = ctx->devices_list;
 		ctx->devices_list = d->next;
-		while (d->waiters) {
-			struct pc_waiter *w = d->waiters;
-			d->waiters = w->next;
-			free(w);
-		}
+		pc_waiters_free(d->waiters);
 		blkmap_vol_free(d->vol);
 		free(d);
 	}

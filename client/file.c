@@ -60,11 +60,8 @@ void pc_fh_free(struct pnfs_fh *fh)
 		fh->free_pending = 1;
 		return;
 	}
-	while (fh->idle_waiters) {
-		struct pc_waiter *w = fh->idle_waiters;
-		fh->idle_waiters = w->next;
-		free(w);
-	}
+	pc_waiters_free(fh->idle_waiters);
+	fh->idle_waiters = NULL;
 	if (fh->lo)
 		pc_layout_detach(fh);
 	free(fh->path);
@@ -125,15 +122,8 @@ void pc_fh_io_end(struct pnfs_fh *fh)
 
 int pc_fh_when_idle(struct pnfs_fh *fh, void (*fn)(struct pnfs_context *, void *), void *arg)
 {
-	struct pc_waiter *w = calloc(1, sizeof(*w)), **pp;
-
-	if (!w)
+	if (pc_waiter_add(&fh->idle_waiters, 1, fn, arg) < 0)
 		return -ENOMEM;
-	w->fn = fn;
-	w->arg = arg;
-	for (pp = &fh->idle_waiters; *pp; pp = &(*pp)->next)
-		;
-	*pp = w;
 	if (fh->ios_inflight == 0)
 		run_idle_waiters(fh);
 	return 0;
@@ -557,16 +547,10 @@ static void fstat_done(struct pc_compound *c)
 {
 	struct fh_call *fc = c->priv;
 	struct pnfs_fh *fh = fc->fh;
-	nfs_resop4 *ga = pc_res_op(c, OP_GETATTR);
 	struct proto_fattr fa;
-	int rc = c->status;
+	int rc = pc_getattr_reply(c, &fa, &fc->st);
 
-	if (rc < 0) {
-		pc_compound_err(c);
-	} else if (!ga || pc_attr_decode(&ga->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes, &fa,
-					 &fc->st) < 0) {
-		rc = pc_err(c->ctx, -EPROTO, "%s: bad GETATTR reply", c->what);
-	} else {
+	if (rc == 0) {
 		/* Writes not yet committed make the file longer than the server knows. */
 		if (pc_layout_dirty_end(fh) > fc->st.size)
 			fc->st.size = pc_layout_dirty_end(fh);
@@ -819,14 +803,13 @@ static void reopen_done(struct pc_compound *c)
 	pc_compounds_kick(ctx);
 }
 
-static void reopen_fh(struct pnfs_context *ctx, struct pnfs_fh *fh)
+/* PUTFH, OPEN of fh again (no create, our open owner, as claim says), GETATTR: the compound that
+ * takes back an open after the server lost our state. */
+static void add_reopen(struct pc_compound *c, struct pnfs_fh *fh, open_claim_type4 claim)
 {
-	struct pc_compound *c = pc_compound_new(ctx, "reopen %s", pc_path_show(ctx, fh->path));
 	nfs_argop4 *op;
 	OPEN4args *a;
 
-	if (!c)
-		return;
 	fh->reclaim_pending = 1;
 	pc_add_putfh(c, fh->fh, fh->fhlen);
 	op = pc_add(c, OP_OPEN);
@@ -834,12 +817,23 @@ static void reopen_fh(struct pnfs_context *ctx, struct pnfs_fh *fh)
 		a = &op->nfs_argop4_u.opopen;
 		a->share_access = fh->share_access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
 		a->share_deny = OPEN4_SHARE_DENY_NONE;
-		fill_open_owner(ctx, c, &a->owner, fh->u_owner);
+		fill_open_owner(c->ctx, c, &a->owner, fh->u_owner);
 		a->openhow.opentype = OPEN4_NOCREATE;
-		a->claim.claim = CLAIM_FH;
+		a->claim.claim = claim;
+		if (claim == CLAIM_PREVIOUS)
+			a->claim.open_claim4_u.delegate_type = OPEN_DELEGATE_NONE;
 	}
 	pc_add_getattr(c, &pc_attrs_open);
 	c->cachethis = 1;
+}
+
+static void reopen_fh(struct pnfs_context *ctx, struct pnfs_fh *fh)
+{
+	struct pc_compound *c = pc_compound_new(ctx, "reopen %s", pc_path_show(ctx, fh->path));
+
+	if (!c)
+		return;
+	add_reopen(c, fh, CLAIM_FH);
 	c->reclaim_op = 1;
 	c->done = reopen_done;
 	c->priv = fh;
@@ -860,29 +854,14 @@ void pc_files_reclaim(struct pnfs_context *ctx, int during_grace, void (*done)(s
 	r->pending = 1;
 	for (struct pnfs_fh *fh = ctx->files; fh; fh = fh->next) {
 		struct pc_compound *c = pc_compound_new(ctx, "reclaim %s", pc_path_show(ctx, fh->path));
-		nfs_argop4 *op;
-		OPEN4args *a;
 
 		/* The layouts went with the old client ID; their uncommitted writes wait for a reclaim. */
 		if (fh->lo)
 			pc_layout_reclaim_begin(fh);
 		if (!c)
 			continue;
-		fh->reclaim_pending = 1;
-		pc_add_putfh(c, fh->fh, fh->fhlen);
-		op = pc_add(c, OP_OPEN);
-		if (op) {
-			a = &op->nfs_argop4_u.opopen;
-			a->share_access = fh->share_access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
-			a->share_deny = OPEN4_SHARE_DENY_NONE;
-			fill_open_owner(ctx, c, &a->owner, fh->u_owner);
-			a->openhow.opentype = OPEN4_NOCREATE;
-			a->claim.claim = CLAIM_PREVIOUS;
-			a->claim.open_claim4_u.delegate_type = OPEN_DELEGATE_NONE;
-		}
-		pc_add_getattr(c, &pc_attrs_open);
+		add_reopen(c, fh, CLAIM_PREVIOUS);
 		c->setup = 1;
-		c->cachethis = 1;
 		c->max_delay_retries = 3;
 		c->u64[1] = (uint64_t)(uintptr_t)fh;
 		c->done = reclaim_one_done;

@@ -9,6 +9,7 @@
 #include "proto/list.h"
 #include "proto/proto.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -241,6 +242,9 @@ extern struct proto_attrmask pc_attrs_open;   /* stat + what the data path needs
 extern struct proto_attrmask pc_attrs_fs;     /* statfs and session setup */
 /* Decode a GETATTR result into st (and the fattr). Returns 0 or -EBADMSG. */
 int pc_attr_decode(const fattr4 *in, struct proto_fattr *fa, struct pnfs_stat *st);
+/* The GETATTR result of a finished compound, decoded into fa (and st unless NULL): 0, the call's
+ * error (the context's error text set, as pc_compound_err), or -EPROTO for a missing or bad result. */
+int pc_getattr_reply(struct pc_compound *c, struct proto_fattr *fa, struct pnfs_stat *st);
 void pc_fattr_to_stat(const struct proto_fattr *fa, struct pnfs_stat *st);
 /* Build a fattr4 with mode (and optionally size) in c's arena. */
 int pc_fattr_owner(struct pc_compound *c, fattr4 *out, uint32_t uid, uint32_t gid);
@@ -275,6 +279,34 @@ struct pc_waiter {
 	void *arg;
 	struct pc_waiter *next;
 };
+
+/* Add fn(ctx, arg) to a list of waiters: first, or last when last is set. 0 or -ENOMEM. */
+static inline int pc_waiter_add(struct pc_waiter **list, int last, void (*fn)(struct pnfs_context *, void *),
+				void *arg)
+{
+	struct pc_waiter *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	w->fn = fn;
+	w->arg = arg;
+	if (last)
+		while (*list)
+			list = &(*list)->next;
+	w->next = *list;
+	*list = w;
+	return 0;
+}
+
+/* Free a list of waiters without running them. */
+static inline void pc_waiters_free(struct pc_waiter *w)
+{
+	while (w) {
+		struct pc_waiter *next = w->next;
+		free(w);
+		w = next;
+	}
+}
 
 /* Run and free a list of waiters taken off its owner (each may add itself to a new list). */
 static inline void pc_waiters_run(struct pnfs_context *ctx, struct pc_waiter *w)

@@ -78,16 +78,8 @@ void pc_layout_free(struct pc_layout *lo)
 		lo->recalls = r->next;
 		free(r);
 	}
-	while (lo->commit_waiters) {
-		struct pc_waiter *w = lo->commit_waiters;
-		lo->commit_waiters = w->next;
-		free(w);
-	}
-	while (lo->get_waiters) {
-		struct pc_waiter *w = lo->get_waiters;
-		lo->get_waiters = w->next;
-		free(w);
-	}
+	pc_waiters_free(lo->commit_waiters);
+	pc_waiters_free(lo->get_waiters);
 	free(lo->dirty);
 	free(lo->committing_list);
 	free(lo);
@@ -290,16 +282,7 @@ static void retry_fire(struct pnfs_context *ctx, struct pc_timer *t)
 
 int pc_layout_on_get(struct pc_layout *lo, void (*fn)(struct pnfs_context *, void *), void *arg)
 {
-	struct pc_waiter *w = calloc(1, sizeof(*w)), **tail = &lo->get_waiters;
-
-	if (!w)
-		return -ENOMEM;
-	w->fn = fn;
-	w->arg = arg;
-	while (*tail)
-		tail = &(*tail)->next;
-	*tail = w;
-	return 0;
+	return pc_waiter_add(&lo->get_waiters, 1, fn, arg);
 }
 
 int pc_layout_off_get(struct pc_layout *lo, void (*fn)(struct pnfs_context *, void *), void *arg)

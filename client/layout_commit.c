@@ -500,14 +500,8 @@ static void commit_after_running(struct pnfs_context *ctx, void *arg)
 
 	if (rc == -EBUSY) {
 		/* Another commit started first: wait for that one too. */
-		struct pc_waiter *w = calloc(1, sizeof(*w));
-		if (w) {
-			w->fn = commit_after_running;
-			w->arg = ca;
-			w->next = ca->fh->lo->commit_waiters;
-			ca->fh->lo->commit_waiters = w;
+		if (pc_waiter_add(&ca->fh->lo->commit_waiters, 0, commit_after_running, ca) == 0)
 			return;
-		}
 		rc = -ENOMEM;
 	}
 	if (rc < 0)
@@ -527,19 +521,13 @@ int pc_layout_commit(struct pnfs_fh *fh, pc_io_cb cb, void *arg)
 	rc = lo->committing ? -EBUSY : pc_layout_commit_start(lo, fh, cb, arg);
 	if (rc == -EBUSY) {
 		struct commit_again *ca = calloc(1, sizeof(*ca));
-		struct pc_waiter *w = calloc(1, sizeof(*w));
-		if (!ca || !w) {
+		if (!ca || pc_waiter_add(&lo->commit_waiters, 0, commit_after_running, ca) < 0) {
 			free(ca);
-			free(w);
 			return -ENOMEM;
 		}
 		ca->fh = fh;
 		ca->cb = cb;
 		ca->arg = arg;
-		w->fn = commit_after_running;
-		w->arg = ca;
-		w->next = lo->commit_waiters;
-		lo->commit_waiters = w;
 		return 0;
 	}
 	return rc;

@@ -103,34 +103,39 @@ static struct ns_call *ns_new(struct pnfs_context *ctx, pnfs_cb cb, void *priv)
 	if (!nc)                                                        \
 		return ctx->mounted ? -ENOMEM : -ENOTCONN
 
+/* A query on the object path names: the walk, then GETATTR of mask (NULL: GETFH); done decodes the
+ * reply and completes the call. */
+static int path_query(struct pnfs_context *ctx, const char *opname, const char *path, const struct proto_attrmask *mask,
+		      void (*done)(struct pc_compound *), pnfs_cb cb, void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	struct pc_compound *c = path_compound(nc, opname, path, 0, NULL, done);
+
+	if (!c)
+		return 0;
+	if (mask)
+		pc_add_getattr(c, mask);
+	else
+		pc_add_getfh(c);
+	pc_submit(c);
+	return 0;
+}
+
 /* ---- stat, statfs, chmod ---------------------------------------------------------------------- */
 
 static void stat_done(struct pc_compound *c)
 {
 	struct ns_call *nc = c->priv;
-	nfs_resop4 *ga = pc_res_op(c, OP_GETATTR);
 	struct proto_fattr fa;
-	int rc = c->status;
+	int rc = pc_getattr_reply(c, &fa, &nc->st);
 
-	if (rc < 0) {
-		pc_compound_err(c);
-	} else if (!ga || pc_attr_decode(&ga->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes, &fa,
-					 &nc->st) < 0) {
-		rc = pc_err(c->ctx, -EPROTO, "%s: bad GETATTR reply", c->what);
-	}
 	pc_compound_free(c);
 	ns_done(nc, rc, rc < 0 ? NULL : &nc->st);
 }
 
 int pnfs_stat_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "stat", path, 0, NULL, stat_done);
-	if (!c)
-		return 0;
-	pc_add_getattr(c, &pc_attrs_stat);
-	pc_submit(c);
-	return 0;
+	return path_query(ctx, "stat", path, &pc_attrs_stat, stat_done, cb, private_data);
 }
 
 /* ---- identity --------------------------------------------------------------------------------- */
@@ -166,13 +171,7 @@ static void identity_done(struct pc_compound *c)
 
 int pnfs_identity_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "lookup", path, 0, NULL, identity_done);
-	if (!c)
-		return 0;
-	pc_add_getfh(c);
-	pc_submit(c);
-	return 0;
+	return path_query(ctx, "lookup", path, NULL, identity_done, cb, private_data);
 }
 
 int pnfs_fh_identity(struct pnfs_fh *fh, struct pnfs_identity *out)
@@ -194,16 +193,10 @@ int pnfs_identity_equal(const struct pnfs_identity *a, const struct pnfs_identit
 static void statfs_done(struct pc_compound *c)
 {
 	struct ns_call *nc = c->priv;
-	nfs_resop4 *ga = pc_res_op(c, OP_GETATTR);
 	struct proto_fattr fa;
-	int rc = c->status;
+	int rc = pc_getattr_reply(c, &fa, NULL);
 
-	if (rc < 0) {
-		pc_compound_err(c);
-	} else if (!ga || pc_attr_decode(&ga->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes, &fa,
-					 NULL) < 0) {
-		rc = pc_err(c->ctx, -EPROTO, "%s: bad GETATTR reply", c->what);
-	} else {
+	if (rc == 0) {
 		struct pnfs_statfs *sf = &nc->sf;
 		memset(sf, 0, sizeof(*sf));
 		sf->total_bytes = fa.space_total;
@@ -226,13 +219,7 @@ static void statfs_done(struct pc_compound *c)
 
 int pnfs_statfs_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "statfs", path, 0, NULL, statfs_done);
-	if (!c)
-		return 0;
-	pc_add_getattr(c, &pc_attrs_fs);
-	pc_submit(c);
-	return 0;
+	return path_query(ctx, "statfs", path, &pc_attrs_fs, statfs_done, cb, private_data);
 }
 
 static void status_done(struct pc_compound *c)
