@@ -33,6 +33,21 @@ void pc_layout_sticky_all(struct pc_layout *lo, struct pnfs_fh *fh, const char *
 
 /* layout_seg.c */
 void pc_seg_free(struct pc_seg *s);
+/* Whether s is alive, meets [a, b) and is of iomode (LAYOUTIOMODE4_ANY: of any). */
+static inline int pc_seg_meets(const struct pc_seg *s, uint64_t a, uint64_t b, layoutiomode4 iomode)
+{
+	return !s->dead && s->end > a && s->off < b && (iomode == LAYOUTIOMODE4_ANY || s->iomode == iomode);
+}
+/* Push s on a list of segments (nothing when s is NULL). */
+static inline void pc_seg_push(struct pc_seg **list, struct pc_seg *s)
+{
+	if (s) {
+		s->next = *list;
+		*list = s;
+	}
+}
+/* The segments of the list add join the layout's. */
+void pc_segs_adopt(struct pc_layout *lo, struct pc_seg *add);
 /* A copy of s restricted to [a, b) (NULL when nothing of it remains). */
 struct pc_seg *pc_seg_trim(const struct pc_seg *s, uint64_t a, uint64_t b);
 /* Take [a, b) out of the segments (those matching iomode; LAYOUTIOMODE4_ANY: all). */

@@ -240,9 +240,7 @@ int pc_segs_mark(struct pc_layout *lo, uint64_t off, uint64_t end, layoutiomode4
 	struct pc_seg *add = NULL;
 
 	for (struct pc_seg *s = lo->segs; s; s = s->next) {
-		if (s->dead || s->end <= off || s->off >= end)
-			continue;
-		if (iomode != LAYOUTIOMODE4_ANY && s->iomode != iomode)
+		if (!pc_seg_meets(s, off, end, iomode))
 			continue;
 		hit = 1;
 		if (!s->recalled && (s->off < off || s->end > end)) {
@@ -250,16 +248,9 @@ int pc_segs_mark(struct pc_layout *lo, uint64_t off, uint64_t end, layoutiomode4
 				      *r = pc_seg_trim(s, end, s->end);
 			if (m && (l || s->off >= off) && (r || s->end <= end)) {
 				m->recalled = 1;
-				m->next = add;
-				add = m;
-				if (l) {
-					l->next = add;
-					add = l;
-				}
-				if (r) {
-					r->next = add;
-					add = r;
-				}
+				pc_seg_push(&add, m);
+				pc_seg_push(&add, l);
+				pc_seg_push(&add, r);
 				s->dead = 1; /* freed when its pieces in flight end; waited for as recalled */
 			} else {
 				if (m)
@@ -272,12 +263,7 @@ int pc_segs_mark(struct pc_layout *lo, uint64_t off, uint64_t end, layoutiomode4
 		}
 		s->recalled = 1;
 	}
-	while (add) {
-		struct pc_seg *n = add->next;
-		add->next = lo->segs;
-		lo->segs = add;
-		add = n;
-	}
+	pc_segs_adopt(lo, add);
 	pc_segs_reap(lo);
 	return hit;
 }

@@ -88,21 +88,17 @@ void pc_segs_cut(struct pc_layout *lo, uint64_t a, uint64_t b, layoutiomode4 iom
 	struct pc_seg *add = NULL;
 
 	for (struct pc_seg *s = lo->segs; s; s = s->next) {
-		if (s->dead || s->end <= a || s->off >= b)
+		if (!pc_seg_meets(s, a, b, iomode))
 			continue;
-		if (iomode != LAYOUTIOMODE4_ANY && s->iomode != iomode)
-			continue;
-		struct pc_seg *l = pc_seg_trim(s, s->off, a), *r = pc_seg_trim(s, b, s->end);
-		if (l) {
-			l->next = add;
-			add = l;
-		}
-		if (r) {
-			r->next = add;
-			add = r;
-		}
+		pc_seg_push(&add, pc_seg_trim(s, s->off, a));
+		pc_seg_push(&add, pc_seg_trim(s, b, s->end));
 		s->dead = 1;
 	}
+	pc_segs_adopt(lo, add);
+}
+
+void pc_segs_adopt(struct pc_layout *lo, struct pc_seg *add)
+{
 	while (add) {
 		struct pc_seg *n = add->next;
 		add->next = lo->segs;
