@@ -115,7 +115,7 @@ struct localio {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct chunk *todo, *todo_tail, *done;
+	struct chunk *todo, *todo_tail, *done, *done_tail; /* both in the order the chunks came */
 	int fd, quit, running;
 	int efd;         /* eventfd: done went from empty to not */
 	int reading;     /* 1: chunks are read from fd (the source); 0: written to it (the destination) */
@@ -285,6 +285,17 @@ static int read_local(int fd, struct chunk *c, int stream)
 	return (int)got;
 }
 
+/* c joins the end of a queue (under the thread's lock). */
+static void chunk_append(struct chunk **head, struct chunk **tail, struct chunk *c)
+{
+	c->io_next = NULL;
+	if (*tail)
+		(*tail)->io_next = c;
+	else
+		*head = c;
+	*tail = c;
+}
+
 static void *localio_main(void *arg)
 {
 	struct localio *w = arg;
@@ -304,9 +315,8 @@ static void *localio_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		c->io_status = w->reading ? read_local(w->fd, c, 0) : write_local(w->fd, c, 0, w->skip_zeros);
 		pthread_mutex_lock(&w->lock);
-		c->io_next = w->done;
-		w->done = c;
-		if (!c->io_next) {
+		chunk_append(&w->done, &w->done_tail, c);
+		if (w->done == c) {
 			uint64_t one = 1;
 			if (write(w->efd, &one, sizeof(one)) < 0)
 				(void)0; /* the counter is full: the loop is already woken */
@@ -367,13 +377,8 @@ static void localio_stop(struct copy *cp)
 
 static void localio_queue(struct localio *w, struct chunk *c)
 {
-	c->io_next = NULL;
 	pthread_mutex_lock(&w->lock);
-	if (w->todo_tail)
-		w->todo_tail->io_next = c;
-	else
-		w->todo = c;
-	w->todo_tail = c;
+	chunk_append(&w->todo, &w->todo_tail, c);
 	pthread_cond_signal(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 	w->queued++;
@@ -393,22 +398,16 @@ static void source_read(struct copy *cp, struct chunk *c, int got);
 static void localio_reap(struct copy *cp)
 {
 	struct localio *w = &cp->io;
-	struct chunk *c, *done;
+	struct chunk *c;
 
 	if (!w->running || w->queued == 0)
 		return;
 	pthread_mutex_lock(&w->lock);
-	done = w->done;
-	w->done = NULL;
+	/* in the order the thread did them, so that the chunks a copy in has read go out to the LUNs
+	 * in file order */
+	c = w->done;
+	w->done = w->done_tail = NULL;
 	pthread_mutex_unlock(&w->lock);
-	/* done is newest first: take the chunks in the order the thread did them, so that the chunks a
-	 * copy in has read go out to the LUNs in file order */
-	for (c = NULL; done;) {
-		struct chunk *next = done->io_next;
-		done->io_next = c;
-		c = done;
-		done = next;
-	}
 	while (c) {
 		struct chunk *next = c->io_next;
 		w->queued--;
@@ -901,23 +900,27 @@ struct file_copy {
 	const char *name;            /* for the progress line */
 };
 
+/* End e of the copy is on the server l names. */
+static struct end *on_server(struct end *e, const struct loc *l)
+{
+	e->remote = 1;
+	e->ctx = l->ctx;
+	return e;
+}
+
 /* Open a file on a server to copy from; its size and mode when fstat says them. */
 static int open_remote_source(struct file_copy *fc)
 {
-	struct copy *cp = &fc->cp;
-	const struct loc *src = fc->src;
+	struct end *e = on_server(&fc->cp.src, fc->src);
 	struct pnfs_stat st;
-	int rc;
+	int rc = pnfs_open(e->ctx, fc->src->path, O_RDONLY, 0, &e->fh);
 
-	cp->src.remote = 1;
-	cp->src.ctx = src->ctx;
-	rc = pnfs_open(src->ctx, src->path, O_RDONLY, 0, &cp->src.fh);
 	if (rc < 0) {
-		fprintf(stderr, "pnfs: %s\n", pnfs_get_error(src->ctx));
+		fprintf(stderr, "pnfs: %s\n", pnfs_get_error(e->ctx));
 		return rc;
 	}
-	if (pnfs_fstat(src->ctx, cp->src.fh, &st) == 0) {
-		cp->size = st.size;
+	if (pnfs_fstat(e->ctx, e->fh, &st) == 0) {
+		fc->cp.size = st.size;
 		fc->src_mode = st.mode & 07777;
 	}
 	return 0;
@@ -979,8 +982,7 @@ static int open_remote_dest(struct file_copy *fc)
 	struct pnfs_stat st;
 	int rc;
 
-	cp->dst.remote = 1;
-	cp->dst.ctx = dst->ctx;
+	on_server(&cp->dst, dst);
 	if (pnfs_stat(dst->ctx, dst->path, &st) == 0) {
 		if (st.type == PNFS_REG)
 			fc->dst_mode = st.mode & 07777; /* a file replaced keeps its mode */
