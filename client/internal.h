@@ -280,6 +280,22 @@ struct pc_waiter {
 	struct pc_waiter *next;
 };
 
+/* An array v of *cap elements of elem bytes, n of them in use, with room for one more: v itself, or
+ * v moved to twice the room (first elements the first time) and *cap updated. NULL when out of
+ * memory (v is then left as it was). */
+static inline void *pc_grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	size_t want = *cap ? *cap * 2 : first;
+	void *p;
+
+	if (n < *cap)
+		return v;
+	p = realloc(v, want * elem);
+	if (p)
+		*cap = want;
+	return p;
+}
+
 /* Add fn(ctx, arg) to a list of waiters: first, or last when last is set. 0 or -ENOMEM. */
 static inline int pc_waiter_add(struct pc_waiter **list, int last, void (*fn)(struct pnfs_context *, void *),
 				void *arg)

@@ -22,7 +22,8 @@ struct ns_call {
 
 struct pnfs_dir {
 	struct pnfs_dirent *ents;
-	unsigned n, cap, pos;
+	unsigned n, pos;
+	size_t cap;
 	char **names;
 };
 
@@ -290,24 +291,34 @@ int pnfs_utimens_async(struct pnfs_context *ctx, const char *path, const struct 
 
 /* ---- mkdir, unlink, rename, symlink ------------------------------------------------------------ */
 
+/* CREATE of leaf, of type, with mode, in the directory the walk reached: its arguments, for the
+ * type's own fields, or NULL when the op could not be added (c has failed). */
+static CREATE4args *add_create(struct pc_compound *c, nfs_ftype4 type, const char *leaf, uint32_t mode)
+{
+	nfs_argop4 *op;
+	CREATE4args *a;
+
+	c->cachethis = 1;
+	op = pc_add(c, OP_CREATE);
+	if (!op)
+		return NULL;
+	a = &op->nfs_argop4_u.opcreate;
+	a->objtype.type = type;
+	pc_utf8(&a->objname, leaf);
+	if (pc_fattr_mode(c, &a->createattrs, 1, mode, 0, 0) < 0)
+		c->status = -ENOMEM;
+	return a;
+}
+
 int pnfs_mkdir_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb, void *private_data)
 {
 	NS_START(ctx, cb, private_data);
 	const char *leaf = NULL;
 	struct pc_compound *c = path_compound(nc, "mkdir", path, 1, &leaf, status_done);
-	nfs_argop4 *op;
 
 	if (!c)
 		return 0;
-	c->cachethis = 1;
-	op = pc_add(c, OP_CREATE);
-	if (op) {
-		CREATE4args *a = &op->nfs_argop4_u.opcreate;
-		a->objtype.type = NF4DIR;
-		pc_utf8(&a->objname, leaf);
-		if (pc_fattr_mode(c, &a->createattrs, 1, mode, 0, 0) < 0)
-			c->status = -ENOMEM;
-	}
+	add_create(c, NF4DIR, leaf, mode);
 	pc_submit(c);
 	return 0;
 }
@@ -318,7 +329,7 @@ int pnfs_mknod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, 
 	nfs_ftype4 type;
 	const char *leaf = NULL;
 	struct pc_compound *c;
-	nfs_argop4 *op;
+	CREATE4args *a;
 
 	switch (mode & S_IFMT) {
 	case S_IFIFO: type = NF4FIFO; break;
@@ -333,18 +344,10 @@ int pnfs_mknod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, 
 	c = path_compound(nc, "mknod", path, 1, &leaf, status_done);
 	if (!c)
 		return 0;
-	c->cachethis = 1;
-	op = pc_add(c, OP_CREATE);
-	if (op) {
-		CREATE4args *a = &op->nfs_argop4_u.opcreate;
-		a->objtype.type = type;
-		if (type == NF4CHR || type == NF4BLK) {
-			a->objtype.createtype4_u.devdata.specdata1 = major;
-			a->objtype.createtype4_u.devdata.specdata2 = minor;
-		}
-		pc_utf8(&a->objname, leaf);
-		if (pc_fattr_mode(c, &a->createattrs, 1, mode & 07777, 0, 0) < 0)
-			c->status = -ENOMEM;
+	a = add_create(c, type, leaf, mode & 07777);
+	if (a && (type == NF4CHR || type == NF4BLK)) {
+		a->objtype.createtype4_u.devdata.specdata1 = major;
+		a->objtype.createtype4_u.devdata.specdata2 = minor;
 	}
 	pc_submit(c);
 	return 0;
@@ -367,43 +370,57 @@ int pnfs_unlink_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, vo
 	return 0;
 }
 
+/* The second path of a call on two (rename, link): SAVEFH (the first walk's object), then the walk
+ * to the directory of path, whose last name goes to *leaf; c's "what" gains " to PATH". 0, or -errno
+ * with the context error set (kind names the path in it: "target", "new"). */
+static int add_second_path(struct pc_compound *c, const char *path, const char *kind, const char **leaf)
+{
+	struct pnfs_context *ctx = c->ctx;
+	const char *comp[PC_PATH_MAX_DEPTH];
+	int n, rc;
+
+	snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what), " to %s", pc_path_show(ctx, path));
+	c->cachethis = 1;
+	pc_add(c, OP_SAVEFH);
+	n = pc_path_split(c, path, comp, PC_PATH_MAX_DEPTH);
+	if (n <= 0 || strcmp(comp[n - 1], "..") == 0)
+		return pc_err(ctx, n < 0 ? n : -EINVAL, "%s: bad %s path", c->what, kind);
+	*leaf = comp[n - 1];
+	rc = pc_add_walk(c, comp, n - 1);
+	if (rc < 0)
+		return pc_err(ctx, rc, "%s: too many path components", c->what);
+	return 0;
+}
+
+/* A call that failed before it went out: c is freed, the call completes with rc from the loop. */
+static int ns_fail(struct ns_call *nc, struct pc_compound *c, int rc)
+{
+	pc_compound_free(c);
+	pc_call_complete_later(&nc->call, rc);
+	return 0;
+}
+
 int pnfs_rename_async(struct pnfs_context *ctx, const char *from, const char *to, pnfs_cb cb,
 		      void *private_data)
 {
 	NS_START(ctx, cb, private_data);
 	const char *from_leaf = NULL, *to_leaf = NULL;
-	const char *comp[PC_PATH_MAX_DEPTH];
 	struct pc_compound *c = path_compound(nc, "rename", from, 1, &from_leaf, status_done);
 	nfs_argop4 *op;
-	int n, rc;
+	int rc;
 
 	if (!c)
 		return 0;
 	snprintf(c->what, sizeof(c->what), "rename %s", pc_path_show(ctx, from));
-	snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what), " to %s", pc_path_show(ctx, to));
-	c->cachethis = 1;
-	pc_add(c, OP_SAVEFH);
-	n = pc_path_split(c, to, comp, PC_PATH_MAX_DEPTH);
-	if (n <= 0 || strcmp(comp[n - 1], "..") == 0) {
-		rc = pc_err(ctx, n < 0 ? n : -EINVAL, "%s: bad target path", c->what);
-		goto fail;
-	}
-	to_leaf = comp[n - 1];
-	rc = pc_add_walk(c, comp, n - 1);
-	if (rc < 0) {
-		rc = pc_err(ctx, rc, "%s: too many path components", c->what);
-		goto fail;
-	}
+	rc = add_second_path(c, to, "target", &to_leaf);
+	if (rc < 0)
+		return ns_fail(nc, c, rc);
 	op = pc_add(c, OP_RENAME);
 	if (op) {
 		pc_utf8(&op->nfs_argop4_u.oprename.oldname, from_leaf);
 		pc_utf8(&op->nfs_argop4_u.oprename.newname, to_leaf);
 	}
 	pc_submit(c);
-	return 0;
-fail:
-	pc_compound_free(c);
-	pc_call_complete_later(&nc->call, rc);
 	return 0;
 }
 
@@ -412,34 +429,20 @@ int pnfs_link_async(struct pnfs_context *ctx, const char *existing, const char *
 		    void *private_data)
 {
 	NS_START(ctx, cb, private_data);
-	const char *comp[PC_PATH_MAX_DEPTH];
+	const char *leaf = NULL;
 	struct pc_compound *c = path_compound(nc, "link", existing, 0, NULL, status_done);
 	nfs_argop4 *op;
-	int n, rc;
+	int rc;
 
 	if (!c)
 		return 0;
-	snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what), " to %s", pc_path_show(ctx, newpath));
-	c->cachethis = 1;
-	pc_add(c, OP_SAVEFH);
-	n = pc_path_split(c, newpath, comp, PC_PATH_MAX_DEPTH);
-	if (n <= 0 || strcmp(comp[n - 1], "..") == 0) {
-		rc = pc_err(ctx, n < 0 ? n : -EINVAL, "%s: bad new path", c->what);
-		goto fail;
-	}
-	rc = pc_add_walk(c, comp, n - 1);
-	if (rc < 0) {
-		rc = pc_err(ctx, rc, "%s: too many path components", c->what);
-		goto fail;
-	}
+	rc = add_second_path(c, newpath, "new", &leaf);
+	if (rc < 0)
+		return ns_fail(nc, c, rc);
 	op = pc_add(c, OP_LINK);
 	if (op)
-		pc_utf8(&op->nfs_argop4_u.oplink.newname, comp[n - 1]);
+		pc_utf8(&op->nfs_argop4_u.oplink.newname, leaf);
 	pc_submit(c);
-	return 0;
-fail:
-	pc_compound_free(c);
-	pc_call_complete_later(&nc->call, rc);
 	return 0;
 }
 
@@ -449,27 +452,18 @@ int pnfs_symlink_async(struct pnfs_context *ctx, const char *target, const char 
 	NS_START(ctx, cb, private_data);
 	const char *leaf = NULL;
 	struct pc_compound *c = path_compound(nc, "symlink", linkpath, 1, &leaf, status_done);
-	nfs_argop4 *op;
+	CREATE4args *a;
 	char *t;
 
 	if (!c)
 		return 0;
-	if (strlen(target) > PROTO_LINKTEXT_MAX) {
-		pc_compound_free(c);
-		pc_call_complete_later(&nc->call, pc_err(ctx, -ENAMETOOLONG, "symlink target too long"));
-		return 0;
-	}
-	c->cachethis = 1;
+	if (strlen(target) > PROTO_LINKTEXT_MAX)
+		return ns_fail(nc, c, pc_err(ctx, -ENAMETOOLONG, "symlink target too long"));
 	t = pc_strdup(c, target);
-	op = pc_add(c, OP_CREATE);
-	if (op && t) {
-		CREATE4args *a = &op->nfs_argop4_u.opcreate;
-		a->objtype.type = NF4LNK;
+	a = add_create(c, NF4LNK, leaf, 0777);
+	if (a && t) {
 		a->objtype.createtype4_u.linkdata.linktext4_val = t;
 		a->objtype.createtype4_u.linkdata.linktext4_len = (u_int)strlen(t);
-		pc_utf8(&a->objname, leaf);
-		if (pc_fattr_mode(c, &a->createattrs, 1, 0777, 0, 0) < 0)
-			c->status = -ENOMEM;
 	}
 	pc_submit(c);
 	return 0;
@@ -537,18 +531,13 @@ unsigned pnfs_dir_count(const struct pnfs_dir *dir)
 
 static int dir_add(struct pnfs_dir *d, const entry4 *e)
 {
-	struct pnfs_dirent *de;
+	struct pnfs_dirent *de = pc_grow(d->ents, &d->cap, d->n, sizeof(*de), 64);
 	struct proto_fattr fa;
 	char *name;
 
-	if (d->n == d->cap) {
-		unsigned cap = d->cap ? d->cap * 2 : 64;
-		struct pnfs_dirent *p = realloc(d->ents, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		d->ents = p;
-		d->cap = cap;
-	}
+	if (!de)
+		return -ENOMEM;
+	d->ents = de;
 	name = malloc(e->name.utf8string_len + 1);
 	if (!name)
 		return -ENOMEM;
