@@ -521,24 +521,32 @@ static void fsync_idle(struct pnfs_context *ctx, void *arg)
 	fsync_after_layoutcommit(ctx, 0, fc);
 }
 
-int pnfs_fsync_async(struct pnfs_context *ctx, struct pnfs_fh *fh, pnfs_cb cb, void *private_data)
+/* A call on fh (length: a truncate's) that goes on as fn(ctx, fc) once the file's I/O in flight is
+ * done, at once when none is. 0 or -ENOMEM (the context error set). */
+static int fh_call_when_idle(struct pnfs_context *ctx, struct pnfs_fh *fh, uint64_t length,
+			     void (*fn)(struct pnfs_context *, void *), pnfs_cb cb, void *private_data)
 {
-	struct fh_call *fc;
+	struct fh_call *fc = (struct fh_call *)pc_call_new(ctx, sizeof(*fc), cb, private_data);
 	int rc;
 
-	if (!ctx || !fh)
-		return -EINVAL;
-	fc = (struct fh_call *)pc_call_new(ctx, sizeof(*fc), cb, private_data);
 	if (!fc)
 		return pc_err(ctx, -ENOMEM, "out of memory");
 	fc->fh = fh;
-	rc = pc_fh_when_idle(fh, fsync_idle, fc);
+	fc->length = length;
+	rc = pc_fh_when_idle(fh, fn, fc);
 	if (rc < 0) {
 		free(fc);
 		ctx->ncalls--;
 		return pc_err(ctx, rc, "out of memory");
 	}
 	return 0;
+}
+
+int pnfs_fsync_async(struct pnfs_context *ctx, struct pnfs_fh *fh, pnfs_cb cb, void *private_data)
+{
+	if (!ctx || !fh)
+		return -EINVAL;
+	return fh_call_when_idle(ctx, fh, 0, fsync_idle, cb, private_data);
 }
 
 /* ---- fstat, ftruncate ------------------------------------------------------------------------- */
@@ -644,25 +652,11 @@ static void ftruncate_idle(struct pnfs_context *ctx, void *arg)
 int pnfs_ftruncate_async(struct pnfs_context *ctx, struct pnfs_fh *fh, uint64_t length, pnfs_cb cb,
 			 void *private_data)
 {
-	struct fh_call *fc;
-	int rc;
-
 	if (!ctx || !fh)
 		return -EINVAL;
 	if ((fh->flags & O_ACCMODE) == O_RDONLY)
 		return pc_err(ctx, -EBADF, "truncate %s: opened read-only", pc_path_show(ctx, fh->path));
-	fc = (struct fh_call *)pc_call_new(ctx, sizeof(*fc), cb, private_data);
-	if (!fc)
-		return pc_err(ctx, -ENOMEM, "out of memory");
-	fc->fh = fh;
-	fc->length = length;
-	rc = pc_fh_when_idle(fh, ftruncate_idle, fc);
-	if (rc < 0) {
-		free(fc);
-		ctx->ncalls--;
-		return pc_err(ctx, rc, "out of memory");
-	}
-	return 0;
+	return fh_call_when_idle(ctx, fh, length, ftruncate_idle, cb, private_data);
 }
 
 /* ---- reads and writes ------------------------------------------------------------------------ */
