@@ -280,6 +280,14 @@ static void retry_fire(struct pnfs_context *ctx, struct pc_timer *t)
 	pc_layout_kick(t->arg);
 }
 
+/* Ask for the layout again in TRYLATER_DELAY_MS (the server said not now). */
+static void retry_later(struct pc_layout *lo)
+{
+	lo->retry_timer.fn = retry_fire;
+	lo->retry_timer.arg = lo;
+	pc_timer_arm(lo->ctx, &lo->retry_timer, TRYLATER_DELAY_MS);
+}
+
 int pc_layout_on_get(struct pc_layout *lo, void (*fn)(struct pnfs_context *, void *), void *arg)
 {
 	return pc_waiter_add(&lo->get_waiters, 1, fn, arg);
@@ -342,9 +350,7 @@ static void layoutget_done(struct pc_compound *c)
 	case NFS4ERR_DELAY:
 	case NFS4ERR_GRACE: /* the server restarted: no layouts until its grace period ends */
 		if (++lo->trylater <= TRYLATER_MAX) {
-			lo->retry_timer.fn = retry_fire;
-			lo->retry_timer.arg = lo;
-			pc_timer_arm(ctx, &lo->retry_timer, TRYLATER_DELAY_MS);
+			retry_later(lo);
 			result = 1;
 			break;
 		}
@@ -366,9 +372,7 @@ static void layoutget_done(struct pc_compound *c)
 		 * taking it brings the seqid; asking again later keeps the layout (and what was written
 		 * through it and not yet committed). */
 		if (lo->have_sid && ++lo->trylater <= TRYLATER_MAX) {
-			lo->retry_timer.fn = retry_fire;
-			lo->retry_timer.arg = lo;
-			pc_timer_arm(ctx, &lo->retry_timer, TRYLATER_DELAY_MS);
+			retry_later(lo);
 			result = 1;
 			break;
 		}
