@@ -400,50 +400,44 @@ static int ns_fail(struct ns_call *nc, struct pc_compound *c, int rc)
 	return 0;
 }
 
-int pnfs_rename_async(struct pnfs_context *ctx, const char *from, const char *to, pnfs_cb cb,
-		      void *private_data)
+/* A call on two paths (rename, link): the walk to from (to its directory when from_parent), SAVEFH,
+ * the walk to the directory of to, then the op with the last names. */
+static int two_path_call(struct pnfs_context *ctx, const char *opname, nfs_opnum4 opnum, const char *from,
+			 int from_parent, const char *to, const char *to_kind, pnfs_cb cb, void *private_data)
 {
 	NS_START(ctx, cb, private_data);
 	const char *from_leaf = NULL, *to_leaf = NULL;
-	struct pc_compound *c = path_compound(nc, "rename", from, 1, &from_leaf, status_done);
+	struct pc_compound *c = path_compound(nc, opname, from, from_parent, &from_leaf, status_done);
 	nfs_argop4 *op;
 	int rc;
 
 	if (!c)
 		return 0;
-	snprintf(c->what, sizeof(c->what), "rename %s", pc_path_show(ctx, from));
-	rc = add_second_path(c, to, "target", &to_leaf);
+	rc = add_second_path(c, to, to_kind, &to_leaf);
 	if (rc < 0)
 		return ns_fail(nc, c, rc);
-	op = pc_add(c, OP_RENAME);
-	if (op) {
+	op = pc_add(c, opnum);
+	if (op && opnum == OP_RENAME) {
 		pc_utf8(&op->nfs_argop4_u.oprename.oldname, from_leaf);
 		pc_utf8(&op->nfs_argop4_u.oprename.newname, to_leaf);
+	} else if (op) {
+		pc_utf8(&op->nfs_argop4_u.oplink.newname, to_leaf);
 	}
 	pc_submit(c);
 	return 0;
+}
+
+int pnfs_rename_async(struct pnfs_context *ctx, const char *from, const char *to, pnfs_cb cb,
+		      void *private_data)
+{
+	return two_path_call(ctx, "rename", OP_RENAME, from, 1, to, "target", cb, private_data);
 }
 
 /* LINK: the walk to the existing object, SAVEFH, the walk to the new name's directory, LINK. */
 int pnfs_link_async(struct pnfs_context *ctx, const char *existing, const char *newpath, pnfs_cb cb,
 		    void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	const char *leaf = NULL;
-	struct pc_compound *c = path_compound(nc, "link", existing, 0, NULL, status_done);
-	nfs_argop4 *op;
-	int rc;
-
-	if (!c)
-		return 0;
-	rc = add_second_path(c, newpath, "new", &leaf);
-	if (rc < 0)
-		return ns_fail(nc, c, rc);
-	op = pc_add(c, OP_LINK);
-	if (op)
-		pc_utf8(&op->nfs_argop4_u.oplink.newname, leaf);
-	pc_submit(c);
-	return 0;
+	return two_path_call(ctx, "link", OP_LINK, existing, 0, newpath, "new", cb, private_data);
 }
 
 int pnfs_symlink_async(struct pnfs_context *ctx, const char *target, const char *linkpath, pnfs_cb cb,
