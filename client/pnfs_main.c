@@ -383,6 +383,80 @@ static int take_opt(int c)
 	return -1;
 }
 
+/* ---- commands ---------------------------------------------------------------------------------- */
+
+static int run_copy(int argc, char **argv)
+{
+	return cli_cmd_copy(argv[0], argc == 2 ? argv[1] : ".");
+}
+
+static int put_args(int argc, char **argv)
+{
+	(void)argc;
+	return !pnfs_is_url(argv[0]) && pnfs_is_url(argv[1]);
+}
+
+static int get_args(int argc, char **argv)
+{
+	return pnfs_is_url(argv[0]) && !(argc == 2 && pnfs_is_url(argv[1]));
+}
+
+static int run_ls(int argc, char **argv)
+{
+	(void)argc;
+	return cli_cmd_ls(argv[0]);
+}
+
+static int run_df(int argc, char **argv)
+{
+	(void)argc;
+	return cli_cmd_df(argv[0]);
+}
+
+static int run_mv(int argc, char **argv)
+{
+	(void)argc;
+	return cli_cmd_mv(argv[0], argv[1]);
+}
+
+static int run_config(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return cmd_config();
+}
+
+/* The commands (mount, umount and help aside): how many arguments each takes (max -1: any number),
+ * what a wrong call says, and what runs it; copies stop cleanly on SIGINT, SIGTERM and SIGHUP. */
+static const struct command {
+	const char *name;
+	int min_args, max_args;
+	int (*args_ok)(int argc, char **argv); /* more checks on the arguments, or NULL */
+	const char *usage;
+	int copies;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "cp", 2, 2, NULL, "cp: needs SRC and DST", 1, run_copy },
+	{ "put", 2, 2, put_args, "put: needs LOCAL and a pnfs:// URL", 1, run_copy },
+	{ "get", 1, 2, get_args, "get: needs a pnfs:// URL and LOCAL", 1, run_copy },
+	{ "cat", 1, -1, NULL, "cat: needs a URL", 0, cli_cmd_cat },
+	{ "ls", 1, 1, NULL, "ls: needs one URL", 0, run_ls },
+	{ "stat", 1, -1, NULL, "stat: needs a URL", 0, cli_cmd_stat },
+	{ "rm", 1, -1, NULL, "rm: needs a URL", 0, cli_cmd_rm },
+	{ "mkdir", 1, -1, NULL, "mkdir: needs a URL", 0, cli_cmd_mkdir },
+	{ "mv", 2, 2, NULL, "mv: needs two URLs", 0, run_mv },
+	{ "df", 1, 1, NULL, "df: needs one URL", 0, run_df },
+	{ "config", 0, 0, NULL, "config: takes no arguments", 0, run_config },
+};
+
+static const struct command *command_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -403,13 +477,14 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, OPT_HELP }, /* not 'h': that is ls -h */
 		{ NULL, 0, NULL, 0 },
 	};
+	const struct command *c;
 	const char *cmd;
-	int c, rc, status;
+	int opt, rc, status;
 
 	proto_version_exit(argc, argv, "pnfs");
 	/* Options may come before or after the command ("pnfs ls -l URL"). */
-	while ((c = getopt_long(argc, argv, "+qvhlprR", lo, NULL)) != -1)
-		if ((rc = take_opt(c)) >= 0)
+	while ((opt = getopt_long(argc, argv, "+qvhlprR", lo, NULL)) != -1)
+		if ((rc = take_opt(opt)) >= 0)
 			return rc;
 	if (optind >= argc)
 		cli_die_usage("no command given");
@@ -429,12 +504,12 @@ int main(int argc, char **argv)
 		int sub_argc = argc - optind + 1;
 		char **sub_argv = argv + optind - 1;
 		optind = 0; /* GNU getopt: start a fresh scan (the first one used "+") */
-		while ((c = getopt_long(sub_argc, sub_argv, "qvhlprR", lo, NULL)) != -1) {
-			if (c == 'h' && strcmp(cmd, "ls") == 0) {
+		while ((opt = getopt_long(sub_argc, sub_argv, "qvhlprR", lo, NULL)) != -1) {
+			if (opt == 'h' && strcmp(cmd, "ls") == 0) {
 				cli.human = 1; /* ls -h, as ls(1) has it (--help still helps) */
 				continue;
 			}
-			if ((rc = take_opt(c)) >= 0)
+			if ((rc = take_opt(opt)) >= 0)
 				return rc;
 		}
 		argc = sub_argc - optind;
@@ -446,7 +521,16 @@ int main(int argc, char **argv)
 		urls_check(argc, argv);
 	}
 
-	if (strcmp(cmd, "cp") == 0 || strcmp(cmd, "put") == 0 || strcmp(cmd, "get") == 0) {
+	if (strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	c = command_named(cmd);
+	if (!c)
+		cli_die_usage("unknown command '%s'", cmd);
+	if (argc < c->min_args || (c->max_args >= 0 && argc > c->max_args) || (c->args_ok && !c->args_ok(argc, argv)))
+		cli_die_usage("%s", c->usage);
+	if (c->copies) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_stop_signal; /* no SA_RESTART: a blocked read of a FIFO ends too */
@@ -455,56 +539,7 @@ int main(int argc, char **argv)
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
 	}
-	if (strcmp(cmd, "cp") == 0) {
-		if (argc != 2)
-			cli_die_usage("cp: needs SRC and DST");
-		status = cli_cmd_copy(argv[0], argv[1]);
-	} else if (strcmp(cmd, "put") == 0) {
-		if (argc != 2 || pnfs_is_url(argv[0]) || !pnfs_is_url(argv[1]))
-			cli_die_usage("put: needs LOCAL and a pnfs:// URL");
-		status = cli_cmd_copy(argv[0], argv[1]);
-	} else if (strcmp(cmd, "get") == 0) {
-		if (argc < 1 || argc > 2 || !pnfs_is_url(argv[0]) || (argc == 2 && pnfs_is_url(argv[1])))
-			cli_die_usage("get: needs a pnfs:// URL and LOCAL");
-		status = cli_cmd_copy(argv[0], argc == 2 ? argv[1] : ".");
-	} else if (strcmp(cmd, "cat") == 0) {
-		if (argc < 1)
-			cli_die_usage("cat: needs a URL");
-		status = cli_cmd_cat(argc, argv);
-	} else if (strcmp(cmd, "ls") == 0) {
-		if (argc != 1)
-			cli_die_usage("ls: needs one URL");
-		status = cli_cmd_ls(argv[0]);
-	} else if (strcmp(cmd, "stat") == 0) {
-		if (argc < 1)
-			cli_die_usage("stat: needs a URL");
-		status = cli_cmd_stat(argc, argv);
-	} else if (strcmp(cmd, "rm") == 0) {
-		if (argc < 1)
-			cli_die_usage("rm: needs a URL");
-		status = cli_cmd_rm(argc, argv);
-	} else if (strcmp(cmd, "mkdir") == 0) {
-		if (argc < 1)
-			cli_die_usage("mkdir: needs a URL");
-		status = cli_cmd_mkdir(argc, argv);
-	} else if (strcmp(cmd, "mv") == 0) {
-		if (argc != 2)
-			cli_die_usage("mv: needs two URLs");
-		status = cli_cmd_mv(argv[0], argv[1]);
-	} else if (strcmp(cmd, "df") == 0) {
-		if (argc != 1)
-			cli_die_usage("df: needs one URL");
-		status = cli_cmd_df(argv[0]);
-	} else if (strcmp(cmd, "config") == 0) {
-		if (argc != 0)
-			cli_die_usage("config: takes no arguments");
-		status = cmd_config();
-	} else if (strcmp(cmd, "help") == 0) {
-		usage(stdout);
-		return 0;
-	} else {
-		cli_die_usage("unknown command '%s'", cmd);
-	}
+	status = c->run(argc, argv);
 	fflush(stdout);
 	if (cli.stats)
 		print_stats();
