@@ -56,6 +56,8 @@ void pc_segs_cut(struct pc_layout *lo, uint64_t a, uint64_t b, layoutiomode4 iom
 void pc_segs_reap(struct pc_layout *lo);
 /* Whether any segment is alive. */
 int pc_segs_live(struct pc_layout *lo);
+/* Forget the dirty ranges: the writes they name will not be committed. */
+void pc_dirty_drop(struct pc_layout *lo);
 /* Install a granted segment (takes ext, malloc'd): it replaces what we held for its range and
  * iomode. 0 or -ENOMEM (ext is then still the caller's). */
 int pc_seg_install(struct pc_layout *lo, uint64_t off, uint64_t len, layoutiomode4 iomode,

@@ -447,10 +447,7 @@ static int commit_start_as(struct pc_layout *lo, struct pnfs_fh *fh, int reclaim
 		if (lo->ndirty && fh)
 			pc_fh_set_sticky(fh, -EIO, "%s: the layout is gone before LAYOUTCOMMIT: writes through it may be "
 					 "lost", pc_path_show(lo->ctx, fh->path));
-		free(lo->dirty);
-		lo->dirty = NULL;
-		lo->ndirty = 0;
-		lo->written = 0;
+		pc_dirty_drop(lo);
 		return -ENOENT;
 	}
 	cr = calloc(1, sizeof(*cr));
@@ -572,10 +569,7 @@ static void reclaim_lost(struct pc_layout *lo, struct pnfs_fh *fh, const char *w
 	snprintf(msg, sizeof(msg), "%s: the server restarted and %s: writes through the layout that were not "
 		 "committed may be lost", fh ? pc_path_show(lo->ctx, fh->path) : "file", why);
 	pc_layout_sticky_all(lo, fh, msg);
-	free(lo->dirty);
-	lo->dirty = NULL;
-	lo->ndirty = 0;
-	lo->written = 0;
+	pc_dirty_drop(lo);
 	lo->write_end = 0;
 	lo->now_devs = 0;
 	lo->ow_all = 0;

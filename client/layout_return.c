@@ -125,10 +125,7 @@ void pc_layout_forget(struct pnfs_fh *fh)
 	if (lo->ndirty || lo->ncommitting)
 		pc_fh_set_sticky(fh, -EIO, "%s: the server lost our layout with our state: writes through it that "
 				 "were not committed may be lost", pc_path_show(fh->ctx, fh->path));
-	free(lo->dirty);
-	lo->dirty = NULL;
-	lo->ndirty = 0;
-	lo->written = 0;
+	pc_dirty_drop(lo);
 	lo->epoch++;
 	pc_layout_sid_forget(lo);
 	pc_layout_kick(lo);

@@ -276,6 +276,14 @@ void pc_dirty_add(struct pc_layout *lo, uint64_t foff, uint64_t len, uint64_t so
 	lo->capdirty = cap + 1;
 }
 
+void pc_dirty_drop(struct pc_layout *lo)
+{
+	free(lo->dirty);
+	lo->dirty = NULL;
+	lo->ndirty = 0;
+	lo->written = 0;
+}
+
 uint64_t pc_layout_dirty_end(struct pnfs_fh *fh)
 {
 	struct pc_layout *lo = fh->lo;
