@@ -173,6 +173,18 @@ nfs_resop4 *pc_res_op(struct pc_compound *c, nfs_opnum4 op)
 	return NULL;
 }
 
+nfs_resop4 *pc_result(struct pc_compound *c, nfs_opnum4 op, int *rc)
+{
+	nfs_resop4 *r = pc_res_op(c, op);
+
+	*rc = 0;
+	if (c->status < 0)
+		*rc = pc_compound_err(c);
+	else if (!r)
+		*rc = pc_err(c->ctx, -EPROTO, "%s: no %s result", c->what, proto_opnum4_name(op));
+	return *rc < 0 ? NULL : r;
+}
+
 const char *pc_failed_op(struct pc_compound *c)
 {
 	u_int n;

@@ -511,14 +511,17 @@ static void fsync_after_layoutcommit(struct pnfs_context *ctx, int status, void 
 	fsync_finish(ctx, fc);
 }
 
+/* The file's writes through layouts are committed first (when it has a layout), then next runs. */
+static void layout_commit_then(struct pnfs_context *ctx, struct fh_call *fc, pc_io_cb next)
+{
+	if (fc->fh->lo && pc_layout_commit(fc->fh, next, fc) == 0)
+		return;
+	next(ctx, 0, fc);
+}
+
 static void fsync_idle(struct pnfs_context *ctx, void *arg)
 {
-	struct fh_call *fc = arg;
-	struct pnfs_fh *fh = fc->fh;
-
-	if (fh->lo && pc_layout_commit(fh, fsync_after_layoutcommit, fc) == 0)
-		return;
-	fsync_after_layoutcommit(ctx, 0, fc);
+	layout_commit_then(ctx, arg, fsync_after_layoutcommit);
 }
 
 /* A call on fh (length: a truncate's) that goes on as fn(ctx, fc) once the file's I/O in flight is
@@ -640,13 +643,8 @@ static void ftruncate_send(struct pnfs_context *ctx, int status, void *arg)
 
 static void ftruncate_idle(struct pnfs_context *ctx, void *arg)
 {
-	struct fh_call *fc = arg;
-	struct pnfs_fh *fh = fc->fh;
-
 	/* Written extents are committed first: a later commit would make the file long again. */
-	if (fh->lo && pc_layout_commit(fh, ftruncate_send, fc) == 0)
-		return;
-	ftruncate_send(ctx, 0, fc);
+	layout_commit_then(ctx, arg, ftruncate_send);
 }
 
 int pnfs_ftruncate_async(struct pnfs_context *ctx, struct pnfs_fh *fh, uint64_t length, pnfs_cb cb,

@@ -161,6 +161,9 @@ void pc_submit(struct pc_compound *c);
 nfs_resop4 *pc_res(struct pc_compound *c, uint32_t i);
 /* Result of the first op of this kind, or NULL. */
 nfs_resop4 *pc_res_op(struct pc_compound *c, nfs_opnum4 op);
+/* The result of op in a finished compound, with *rc 0; NULL when the call failed (*rc its error,
+ * the context error set as by pc_compound_err) or the reply has no such result (*rc -EPROTO). */
+nfs_resop4 *pc_result(struct pc_compound *c, nfs_opnum4 op, int *rc);
 /* After completion: the failing op's name for messages, or "COMPOUND". */
 const char *pc_failed_op(struct pc_compound *c);
 /* Set the context error from c's outcome ("WHAT: OP: NFS4ERR_X"). Returns c->status. */

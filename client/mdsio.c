@@ -269,28 +269,41 @@ static void mds_io_finish(struct mds_io *io)
 /* A READ or WRITE reply came: it is counted, and its result returned for use; NULL when there is
  * none to use: the I/O was abandoned (its caller has EIO and may have reused the buffer: what came
  * is dropped), or the call failed (io->err says why). */
-static nfs_resop4 *mds_io_reply(struct mds_io *io, struct pc_compound *c, nfs_opnum4 opnum, const char *opname)
+static nfs_resop4 *mds_io_reply(struct mds_io *io, struct pc_compound *c, nfs_opnum4 opnum)
 {
-	nfs_resop4 *r = pc_res_op(c, opnum);
+	nfs_resop4 *r;
+	int rc;
 
 	io->inflight--;
 	if (c->status >= 0 || c->nfs_status)
 		mds_io_progress(io);
 	if (io->abandoned)
 		return NULL;
-	if (c->status < 0 || !r) {
-		if (io->err == 0)
-			io->err = c->status < 0 ? pc_compound_err(c) : pc_err(c->ctx, -EPROTO, "%s: no %s result", c->what, opname);
-		return NULL;
+	if (io->err) {
+		/* the first error stands, and its text: only a usable result goes on */
+		r = pc_res_op(c, opnum);
+		return c->status < 0 ? NULL : r;
 	}
+	r = pc_result(c, opnum, &rc);
+	if (!r)
+		io->err = rc;
 	return r;
+}
+
+/* A READ or WRITE (c, now freed) moved less than asked: send the rest, [coff, coff + n). */
+static void mds_io_rest(struct mds_io *io, struct pc_compound *c, uint64_t coff, size_t n)
+{
+	pc_compound_free(c);
+	if (mds_io_send(io, coff, n) < 0)
+		io->err = -ENOMEM;
+	mds_io_pump(io);
 }
 
 static void read_done(struct pc_compound *c)
 {
 	struct mds_io *io = c->priv;
 	uint64_t coff = c->u64[0], clen = c->u64[1];
-	nfs_resop4 *r = mds_io_reply(io, c, OP_READ, "READ");
+	nfs_resop4 *r = mds_io_reply(io, c, OP_READ);
 
 	if (r) {
 		READ4resok *ok = &r->nfs_resop4_u.opread.READ4res_u.resok4;
@@ -305,12 +318,9 @@ static void read_done(struct pc_compound *c)
 					io->eof_at = coff + got;
 			} else {
 				/* A short read before EOF: ask for the rest. */
-				pc_compound_free(c);
 				io->next = coff + got - io->off < io->next ? coff + got - io->off : io->next;
 				/* simplest correct course: read the remainder of this chunk again */
-				if (mds_io_send(io, coff + got, clen - got) < 0)
-					io->err = -ENOMEM;
-				mds_io_pump(io);
+				mds_io_rest(io, c, coff + got, clen - got);
 				return;
 			}
 		}
@@ -324,7 +334,7 @@ static void write_done(struct pc_compound *c)
 	struct mds_io *io = c->priv;
 	struct pnfs_fh *fh = io->fh;
 	uint64_t coff = c->u64[0], clen = c->u64[1];
-	nfs_resop4 *r = mds_io_reply(io, c, OP_WRITE, "WRITE");
+	nfs_resop4 *r = mds_io_reply(io, c, OP_WRITE);
 
 	if (r) {
 		WRITE4resok *ok = &r->nfs_resop4_u.opwrite.WRITE4res_u.resok4;
@@ -341,11 +351,7 @@ static void write_done(struct pc_compound *c)
 						 (unsigned long long)clen, (unsigned long long)coff);
 		} else if (ok->count < clen) {
 			/* A short write: send the rest. */
-			uint64_t done_bytes = ok->count;
-			pc_compound_free(c);
-			if (mds_io_send(io, coff + done_bytes, clen - done_bytes) < 0)
-				io->err = -ENOMEM;
-			mds_io_pump(io);
+			mds_io_rest(io, c, coff + ok->count, clen - ok->count);
 			return;
 		}
 	}

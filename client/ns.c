@@ -466,14 +466,10 @@ int pnfs_symlink_async(struct pnfs_context *ctx, const char *target, const char 
 static void readlink_done(struct pc_compound *c)
 {
 	struct ns_call *nc = c->priv;
-	nfs_resop4 *rl = pc_res_op(c, OP_READLINK);
-	int rc = c->status;
+	int rc;
+	nfs_resop4 *rl = pc_result(c, OP_READLINK, &rc);
 
-	if (rc < 0) {
-		pc_compound_err(c);
-	} else if (!rl) {
-		rc = pc_err(c->ctx, -EPROTO, "%s: no READLINK result", c->what);
-	} else {
+	if (rl) {
 		linktext4 *l = &rl->nfs_resop4_u.opreadlink.READLINK4res_u.resok4.link;
 		nc->text = malloc(l->linktext4_len + 1);
 		if (!nc->text) {
@@ -552,19 +548,14 @@ static void readdir_done(struct pc_compound *c)
 {
 	struct ns_call *nc = c->priv;
 	struct pnfs_context *ctx = c->ctx;
-	nfs_resop4 *rd = pc_res_op(c, OP_READDIR), *fh = pc_res_op(c, OP_GETFH);
+	nfs_resop4 *rd, *fh = pc_res_op(c, OP_GETFH);
 	READDIR4resok *ok;
 	uint64_t last = 0;
-	int rc = c->status;
+	int rc;
 
-	if (rc < 0) {
-		pc_compound_err(c);
+	rd = pc_result(c, OP_READDIR, &rc);
+	if (!rd)
 		goto fail;
-	}
-	if (!rd) {
-		rc = pc_err(ctx, -EPROTO, "%s: no READDIR result", c->what);
-		goto fail;
-	}
 	if (fh) {
 		nfs_fh4 *o = &fh->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
 		if (o->nfs_fh4_len == 0 || o->nfs_fh4_len > NFS4_FHSIZE) {
