@@ -75,28 +75,30 @@ void pc_iov_zero(const struct iovec *iov, int niov, size_t off, size_t len)
 	iov_walk(iov, niov, off, len, zero_fn, NULL);
 }
 
+struct iov_slice {
+	struct iovec *v;
+	int n;
+};
+
+static void slice_fn(void *base, size_t n, size_t pos, void *arg)
+{
+	struct iov_slice *s = arg;
+
+	(void)pos;
+	s->v[s->n].iov_base = base;
+	s->v[s->n].iov_len = n;
+	s->n++;
+}
+
 int pc_iov_slice(const struct iovec *iov, int niov, size_t off, size_t len, struct iovec **out, int *nout)
 {
-	struct iovec *v = calloc((size_t)niov + 1, sizeof(*v));
-	int n = 0;
+	struct iov_slice s = { calloc((size_t)niov + 1, sizeof(*s.v)), 0 };
 
-	if (!v)
+	if (!s.v)
 		return -ENOMEM;
-	for (int i = 0; i < niov && len; i++) {
-		size_t l = iov[i].iov_len;
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		size_t k = l - off < len ? l - off : len;
-		v[n].iov_base = (char *)iov[i].iov_base + off;
-		v[n].iov_len = k;
-		n++;
-		len -= k;
-		off = 0;
-	}
-	*out = v;
-	*nout = n;
+	iov_walk(iov, niov, off, len, slice_fn, &s);
+	*out = s.v;
+	*nout = s.n;
 	return 0;
 }
 
