@@ -636,6 +636,16 @@ static void retry_later(struct pc_compound *c, uint64_t ms)
 	pc_timer_arm(ctx, &c->delay_timer, ms);
 }
 
+/* NFS4ERR_RETRY_UNCACHED_REP: a compound the server was not asked to cache (idempotent) is sent
+ * afresh, a few times at most; 1 when it was. */
+static int retry_uncached(struct pc_compound *c)
+{
+	if (c->cachethis || c->retries++ >= PC_STALE_RETRIES)
+		return 0;
+	retry_later(c, 0);
+	return 1;
+}
+
 static uint64_t backoff_ms(unsigned retries)
 {
 	uint64_t ms = 100ull << (retries < 5 ? retries : 5);
@@ -688,10 +698,8 @@ static void sequence_failed(struct pnfs_context *ctx, struct pc_compound *c, nfs
 		}
 		break;
 	case NFS4ERR_RETRY_UNCACHED_REP:
-		if (!c->cachethis && c->retries++ < PC_STALE_RETRIES) {
-			retry_later(c, 0);
+		if (retry_uncached(c))
 			return;
-		}
 		break;
 	case NFS4ERR_BADSLOT:
 	case NFS4ERR_SEQ_MISORDERED:
@@ -804,10 +812,8 @@ void pc_rpc_reply(struct pnfs_context *ctx, void *rec, size_t len)
 		/* A replay after a lost connection that the server executed but did not cache: for a
 		 * compound we did not ask it to cache (READ, WRITE, GETATTR: idempotent) a fresh send is
 		 * correct; anything else cannot be known to have happened once. */
-		if (!c->cachethis && c->retries++ < PC_STALE_RETRIES) {
-			retry_later(c, 0);
+		if (retry_uncached(c))
 			return;
-		}
 		break;
 	case NFS4ERR_DELAY:
 	case NFS4ERR_GRACE:
