@@ -848,14 +848,24 @@ static void drain_one(uint32_t xid, void *cookie, void *arg)
 	*list = c;
 }
 
+/* The next compound of a chain drain_one made, taken off it (NULL at its end). */
+static struct pc_compound *drained_next(struct pc_compound **list)
+{
+	struct pc_compound *c = *list;
+
+	if (c) {
+		*list = (struct pc_compound *)(uintptr_t)c->u64[3];
+		c->u64[3] = 0;
+	}
+	return c;
+}
+
 void pc_compounds_conn_lost(struct pnfs_context *ctx)
 {
 	struct pc_compound *list = NULL, *c;
 
 	proto_xid_drain(ctx->xids, drain_one, &list);
-	while ((c = list)) {
-		list = (struct pc_compound *)(uintptr_t)c->u64[3];
-		c->u64[3] = 0;
+	while ((c = drained_next(&list))) {
 		q_remove(ctx, c);
 		if (c->setup && c->nosession) {
 			/* Session setup restarts from the top on the next connection. */
@@ -921,9 +931,7 @@ void pc_compounds_fail_all(struct pnfs_context *ctx, int err)
 	struct pc_compound *list = NULL, *c;
 
 	proto_xid_drain(ctx->xids, drain_one, &list);
-	while ((c = list)) {
-		list = (struct pc_compound *)(uintptr_t)c->u64[3];
-		c->u64[3] = 0;
+	while ((c = drained_next(&list))) {
 		fail(c, err);
 	}
 	while (!proto_list_empty(&ctx->waitq))

@@ -450,14 +450,10 @@ static int commit_start_as(struct pc_layout *lo, struct pnfs_fh *fh, int reclaim
 		pc_dirty_drop(lo);
 		return -ENOENT;
 	}
-	cr = calloc(1, sizeof(*cr));
+	cr = malloc(sizeof(*cr));
 	if (!cr)
 		return -ENOMEM;
-	cr->lo = lo;
-	cr->fh = fh;
-	cr->cb = cb;
-	cr->arg = arg;
-	cr->reclaim = reclaim;
+	*cr = (struct commit_run){ .lo = lo, .fh = fh, .cb = cb, .arg = arg, .reclaim = reclaim };
 	if (reclaim)
 		cr->open_sid = fh->open_sid;
 	cr->write_end = lo->write_end;

@@ -272,12 +272,10 @@ static int recall_mark(struct pc_layout *lo, uint64_t off, uint64_t len, layouti
 
 	if (!hit && !(lo->ndirty || lo->written))
 		return 0;
-	r = calloc(1, sizeof(*r));
+	r = malloc(sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	r->off = off;
-	r->len = len;
-	r->iomode = iomode;
+	*r = (struct pc_recall){ .off = off, .len = len, .iomode = iomode };
 	for (pp = &lo->recalls; *pp; pp = &(*pp)->next)
 		;
 	*pp = r;

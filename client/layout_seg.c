@@ -308,12 +308,10 @@ int pc_lock_try(struct pc_layout *lo, uint64_t start, uint64_t end, struct pc_lo
 	for (l = lo->locks; l; l = l->next)
 		if (l->start < end && start < l->end)
 			return 0;
-	l = calloc(1, sizeof(*l));
+	l = malloc(sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	l->start = start;
-	l->end = end;
-	l->next = lo->locks;
+	*l = (struct pc_lock){ .next = lo->locks, .start = start, .end = end };
 	lo->locks = l;
 	*out = l;
 	return 1;

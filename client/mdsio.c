@@ -156,10 +156,14 @@ static void mds_io_progress(struct mds_io *io)
 
 /* ---- patience: the io timeout of MDS-path calls ------------------------------------------------ */
 
-/* How long an MDS-path call may go unanswered: the io timeout, 30 s by default. */
-static unsigned patience_ms_of(const struct pnfs_context *ctx)
+/* A call's patience timer t, not armed: fn(ctx, t) with t->arg = arg when it fires; *ms is how long
+ * an MDS-path call may go unanswered, the io timeout (30 s by default). */
+static void patience_init(struct pnfs_context *ctx, struct pc_timer *t, unsigned *ms,
+			  void (*fn)(struct pnfs_context *, struct pc_timer *), void *arg)
 {
-	return ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
+	*ms = ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
+	t->fn = fn;
+	t->arg = arg;
 }
 
 /* The patience timer t of a call fired: 1 when the call may wait on (t is armed again), 0 when it
@@ -442,9 +446,7 @@ static int mds_io_start(struct pnfs_fh *fh, const struct iovec *iov, int niov, u
 	io->fh = fh;
 	io->off = off;
 	io->write = write;
-	io->patience_ms = patience_ms_of(ctx);
-	io->patience.fn = mds_io_patience;
-	io->patience.arg = io;
+	patience_init(ctx, &io->patience, &io->patience_ms, mds_io_patience, io);
 	mds_io_progress(io);
 	io->cb = cb;
 	io->arg = arg;
@@ -555,9 +557,7 @@ int pc_mds_commit(struct pnfs_fh *fh, pc_io_cb cb, void *arg)
 	co->cb = cb;
 	co->arg = arg;
 	co->fh = fh;
-	co->patience_ms = patience_ms_of(ctx);
-	co->patience.fn = commit_patience;
-	co->patience.arg = co;
+	patience_init(ctx, &co->patience, &co->patience_ms, commit_patience, co);
 	pc_timer_arm(ctx, &co->patience, co->patience_ms);
 	pc_add_putfh(c, fh->fh, fh->fhlen);
 	op = pc_add(c, OP_COMMIT);

@@ -199,13 +199,10 @@ static void statfs_done(struct pc_compound *c)
 
 	if (rc == 0) {
 		struct pnfs_statfs *sf = &nc->sf;
-		memset(sf, 0, sizeof(*sf));
-		sf->total_bytes = fa.space_total;
-		sf->free_bytes = fa.space_free;
-		sf->avail_bytes = fa.space_avail;
-		sf->total_files = fa.files_total;
-		sf->free_files = fa.files_free;
-		sf->avail_files = fa.files_avail;
+		*sf = (struct pnfs_statfs){
+			.total_bytes = fa.space_total, .free_bytes = fa.space_free, .avail_bytes = fa.space_avail,
+			.total_files = fa.files_total, .free_files = fa.files_free, .avail_files = fa.files_avail,
+		};
 		if (proto_attrmask_isset(&fa.mask, FATTR4_LAYOUT_BLKSIZE))
 			sf->layout_blksize = fa.layout_blksize;
 		if (proto_attrmask_isset(&fa.mask, FATTR4_FS_LAYOUT_TYPES)) {
