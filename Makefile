@@ -1,6 +1,7 @@
 # Build for block-layout pNFS over an iSCSI SAN.
 # One plain Makefile: each part (proto blkmap mds client tools) is a static library built from
-# every .c in its folder except its *_main.c program entries; objects go under $(BUILD).
+# every .c in its folder except the files a program lists as its own (PROG_<program> below);
+# objects go under $(BUILD).
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
@@ -28,13 +29,18 @@ endif
 PARTS := proto blkmap mds client tools
 # The release, from the VERSION file: `PROGRAM --version` prints it.
 VERSION := $(shell cat VERSION)
-# Program entries: <folder>/<name>_main.c -> $(BUILD)/bin/<program>
+# Programs: PROG_<program> lists its own sources, the entry <folder>/<name>_main.c first; they are
+# linked with its part's library into $(BUILD)/bin/<program> and kept out of that library. A
+# program may span several files: the pnfs command's own files are client/cli_*.c (and its
+# FUSE mount, client/mount_main.c); what they call of the client is libpnfs.
 PROG_blkmap       := blkmap/blkmap_main.c
 PROG_pnfs-mds     := mds/mds_main.c
-PROG_pnfs         := client/pnfs_main.c
+PROG_pnfs         := client/pnfs_main.c client/mount_main.c $(sort $(wildcard client/cli_*.c))
 PROG_pnfs-extents := tools/extents_main.c
 PROG_pnfs-admin   := tools/admin_main.c
-PROGRAMS := $(foreach p,blkmap pnfs-mds pnfs pnfs-extents pnfs-admin,$(if $(wildcard $(PROG_$(p))),$(p)))
+PROGRAMS := $(foreach p,blkmap pnfs-mds pnfs pnfs-extents pnfs-admin,$(if $(wildcard $(firstword $(PROG_$(p)))),$(p)))
+PROG_SRCS := $(foreach p,$(PROGRAMS),$(PROG_$(p)))
+prog_objs = $(patsubst %.c,$(BUILD)/%.o,$(PROG_$(1)))
 SCRIPTS  := san-lab vm-lab
 
 # XDR: every proto/*.x compiles with rpcgen into $(BUILD)/gen/<name>.h and <name>_xdr.c
@@ -45,7 +51,7 @@ XDR_OBJS := $(XDR_CSRC:.c=.o)
 # Pieces a .x file #includes.
 XDR_PARTS := $(wildcard proto/*.xi)
 
-lib_srcs = $(filter-out %_main.c,$(wildcard $(1)/*.c))
+lib_srcs = $(filter-out %_main.c $(PROG_SRCS),$(wildcard $(1)/*.c))
 lib_objs = $(patsubst %.c,$(BUILD)/%.o,$(call lib_srcs,$(1)))
 LIB_proto  := $(BUILD)/lib/libproto.a
 LIB_blkmap := $(BUILD)/lib/libblkmap.a
@@ -163,11 +169,11 @@ $(BUILD)/lib/%.a:
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^$(if $(OOM), && objcopy $(foreach f,$(OOM_ALLOCS),--redefine-sym $(f)=oom_$(f)) $@)
 
-$(BUILD)/bin/blkmap: $(BUILD)/blkmap/blkmap_main.o $(LINK_blkmap)
-$(BUILD)/bin/pnfs-mds: $(BUILD)/mds/mds_main.o $(LINK_mds)
-$(BUILD)/bin/pnfs: $(BUILD)/client/pnfs_main.o $(BUILD)/client/mount_main.o $(LINK_client)
-$(BUILD)/bin/pnfs-extents: $(BUILD)/tools/extents_main.o $(LINK_tools)
-$(BUILD)/bin/pnfs-admin: $(BUILD)/tools/admin_main.o $(LINK_tools)
+$(BUILD)/bin/blkmap: $(call prog_objs,blkmap) $(LINK_blkmap)
+$(BUILD)/bin/pnfs-mds: $(call prog_objs,pnfs-mds) $(LINK_mds)
+$(BUILD)/bin/pnfs: $(call prog_objs,pnfs) $(LINK_client)
+$(BUILD)/bin/pnfs-extents: $(call prog_objs,pnfs-extents) $(LINK_tools)
+$(BUILD)/bin/pnfs-admin: $(call prog_objs,pnfs-admin) $(LINK_tools)
 $(addprefix $(BUILD)/bin/,$(PROGRAMS)):
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS)

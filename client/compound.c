@@ -173,6 +173,18 @@ nfs_resop4 *pc_res_op(struct pc_compound *c, nfs_opnum4 op)
 	return NULL;
 }
 
+nfs_resop4 *pc_result(struct pc_compound *c, nfs_opnum4 op, int *rc)
+{
+	nfs_resop4 *r = pc_res_op(c, op);
+
+	*rc = 0;
+	if (c->status < 0)
+		*rc = pc_compound_err(c);
+	else if (!r)
+		*rc = pc_err(c->ctx, -EPROTO, "%s: no %s result", c->what, proto_opnum4_name(op));
+	return *rc < 0 ? NULL : r;
+}
+
 const char *pc_failed_op(struct pc_compound *c)
 {
 	u_int n;
@@ -624,6 +636,16 @@ static void retry_later(struct pc_compound *c, uint64_t ms)
 	pc_timer_arm(ctx, &c->delay_timer, ms);
 }
 
+/* NFS4ERR_RETRY_UNCACHED_REP: a compound the server was not asked to cache (idempotent) is sent
+ * afresh, a few times at most; 1 when it was. */
+static int retry_uncached(struct pc_compound *c)
+{
+	if (c->cachethis || c->retries++ >= PC_STALE_RETRIES)
+		return 0;
+	retry_later(c, 0);
+	return 1;
+}
+
 static uint64_t backoff_ms(unsigned retries)
 {
 	uint64_t ms = 100ull << (retries < 5 ? retries : 5);
@@ -676,10 +698,8 @@ static void sequence_failed(struct pnfs_context *ctx, struct pc_compound *c, nfs
 		}
 		break;
 	case NFS4ERR_RETRY_UNCACHED_REP:
-		if (!c->cachethis && c->retries++ < PC_STALE_RETRIES) {
-			retry_later(c, 0);
+		if (retry_uncached(c))
 			return;
-		}
 		break;
 	case NFS4ERR_BADSLOT:
 	case NFS4ERR_SEQ_MISORDERED:
@@ -792,10 +812,8 @@ void pc_rpc_reply(struct pnfs_context *ctx, void *rec, size_t len)
 		/* A replay after a lost connection that the server executed but did not cache: for a
 		 * compound we did not ask it to cache (READ, WRITE, GETATTR: idempotent) a fresh send is
 		 * correct; anything else cannot be known to have happened once. */
-		if (!c->cachethis && c->retries++ < PC_STALE_RETRIES) {
-			retry_later(c, 0);
+		if (retry_uncached(c))
 			return;
-		}
 		break;
 	case NFS4ERR_DELAY:
 	case NFS4ERR_GRACE:
@@ -830,14 +848,24 @@ static void drain_one(uint32_t xid, void *cookie, void *arg)
 	*list = c;
 }
 
+/* The next compound of a chain drain_one made, taken off it (NULL at its end). */
+static struct pc_compound *drained_next(struct pc_compound **list)
+{
+	struct pc_compound *c = *list;
+
+	if (c) {
+		*list = (struct pc_compound *)(uintptr_t)c->u64[3];
+		c->u64[3] = 0;
+	}
+	return c;
+}
+
 void pc_compounds_conn_lost(struct pnfs_context *ctx)
 {
 	struct pc_compound *list = NULL, *c;
 
 	proto_xid_drain(ctx->xids, drain_one, &list);
-	while ((c = list)) {
-		list = (struct pc_compound *)(uintptr_t)c->u64[3];
-		c->u64[3] = 0;
+	while ((c = drained_next(&list))) {
 		q_remove(ctx, c);
 		if (c->setup && c->nosession) {
 			/* Session setup restarts from the top on the next connection. */
@@ -903,9 +931,7 @@ void pc_compounds_fail_all(struct pnfs_context *ctx, int err)
 	struct pc_compound *list = NULL, *c;
 
 	proto_xid_drain(ctx->xids, drain_one, &list);
-	while ((c = list)) {
-		list = (struct pc_compound *)(uintptr_t)c->u64[3];
-		c->u64[3] = 0;
+	while ((c = drained_next(&list))) {
 		fail(c, err);
 	}
 	while (!proto_list_empty(&ctx->waitq))

@@ -31,13 +31,22 @@ static const char *hexid(const uint8_t id[NFS4_DEVICEID4_SIZE])
 	return buf;
 }
 
-struct pc_device *pc_device_get(struct pnfs_context *ctx, const uint8_t id[NFS4_DEVICEID4_SIZE], layouttype4 type)
+/* The context's device of this type and ID (one at most), or NULL. */
+static struct pc_device *device_find(struct pnfs_context *ctx, const uint8_t id[NFS4_DEVICEID4_SIZE],
+				     layouttype4 type)
 {
-	struct pc_device *d;
-
-	for (d = ctx->devices_list; d; d = d->next)
+	for (struct pc_device *d = ctx->devices_list; d; d = d->next)
 		if (d->type == type && memcmp(d->id, id, NFS4_DEVICEID4_SIZE) == 0)
 			return d;
+	return NULL;
+}
+
+struct pc_device *pc_device_get(struct pnfs_context *ctx, const uint8_t id[NFS4_DEVICEID4_SIZE], layouttype4 type)
+{
+	struct pc_device *d = device_find(ctx, id, type);
+
+	if (d)
+		return d;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
@@ -651,19 +660,12 @@ static void relocate(struct pc_device *d)
 
 int pc_device_ensure(struct pc_device *d, void (*fn)(struct pnfs_context *, void *), void *arg)
 {
-	struct pc_waiter *w;
-
 	if (d->state == PC_DEV_READY && !d->stale)
 		return 1;
 	if (d->state == PC_DEV_FAILED || d->state == PC_DEV_FENCED)
 		return -ENODEV;
-	w = calloc(1, sizeof(*w));
-	if (!w)
+	if (pc_waiter_add(&d->waiters, 0, fn, arg) < 0)
 		return -ENOMEM;
-	w->fn = fn;
-	w->arg = arg;
-	w->next = d->waiters;
-	d->waiters = w;
 	if (d->state == PC_DEV_NEW || (d->state == PC_DEV_READY && d->stale))
 		fetch(d);
 	return 0;
@@ -698,26 +700,26 @@ void pc_devices_changed(struct pnfs_context *ctx)
 
 static void device_notify_one(struct pnfs_context *ctx, unsigned bit, XDR *x)
 {
+	struct pc_device *d;
+
 	if (bit == NOTIFY_DEVICEID4_CHANGE) {
 		notify_deviceid_change4 ch;
 		memset(&ch, 0, sizeof(ch));
 		if (!xdr_notify_deviceid_change4(x, &ch))
 			return;
-		for (struct pc_device *d = ctx->devices_list; d; d = d->next)
-			if (d->type == ch.ndc_layouttype && memcmp(d->id, ch.ndc_deviceid, NFS4_DEVICEID4_SIZE) == 0 &&
-			    d->state == PC_DEV_READY) {
-				LOG_INFO("pnfs: device %s changed; fetching it again", hexid(d->id));
-				d->stale = 1;
-			}
+		d = device_find(ctx, (const uint8_t *)ch.ndc_deviceid, ch.ndc_layouttype);
+		if (d && d->state == PC_DEV_READY) {
+			LOG_INFO("pnfs: device %s changed; fetching it again", hexid(d->id));
+			d->stale = 1;
+		}
 	} else if (bit == NOTIFY_DEVICEID4_DELETE) {
 		notify_deviceid_delete4 del;
 		memset(&del, 0, sizeof(del));
 		if (!xdr_notify_deviceid_delete4(x, &del))
 			return;
-		for (struct pc_device *d = ctx->devices_list; d; d = d->next)
-			if (d->type == del.ndd_layouttype && memcmp(d->id, del.ndd_deviceid, NFS4_DEVICEID4_SIZE) == 0 &&
-			    d->state != PC_DEV_FENCED)
-				pc_device_fail(d, PC_DEV_FAILED, "deleted by the server");
+		d = device_find(ctx, (const uint8_t *)del.ndd_deviceid, del.ndd_layouttype);
+		if (d && d->state != PC_DEV_FENCED)
+			pc_device_fail(d, PC_DEV_FAILED, "deleted by the server");
 	}
 }
 
@@ -833,11 +835,7 @@ void pc_devices_free(struct pnfs_context *ctx)
 	while (ctx->devices_list) {
 		struct pc_device *d = ctx->devices_list;
 		ctx->devices_list = d->next;
-		while (d->waiters) {
-			struct pc_waiter *w = d->waiters;
-			d->waiters = w->next;
-			free(w);
-		}
+		pc_waiters_free(d->waiters);
 		blkmap_vol_free(d->vol);
 		free(d);
 	}

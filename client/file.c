@@ -60,11 +60,8 @@ void pc_fh_free(struct pnfs_fh *fh)
 		fh->free_pending = 1;
 		return;
 	}
-	while (fh->idle_waiters) {
-		struct pc_waiter *w = fh->idle_waiters;
-		fh->idle_waiters = w->next;
-		free(w);
-	}
+	pc_waiters_free(fh->idle_waiters);
+	fh->idle_waiters = NULL;
 	if (fh->lo)
 		pc_layout_detach(fh);
 	free(fh->path);
@@ -125,15 +122,8 @@ void pc_fh_io_end(struct pnfs_fh *fh)
 
 int pc_fh_when_idle(struct pnfs_fh *fh, void (*fn)(struct pnfs_context *, void *), void *arg)
 {
-	struct pc_waiter *w = calloc(1, sizeof(*w)), **pp;
-
-	if (!w)
+	if (pc_waiter_add(&fh->idle_waiters, 1, fn, arg) < 0)
 		return -ENOMEM;
-	w->fn = fn;
-	w->arg = arg;
-	for (pp = &fh->idle_waiters; *pp; pp = &(*pp)->next)
-		;
-	*pp = w;
 	if (fh->ios_inflight == 0)
 		run_idle_waiters(fh);
 	return 0;
@@ -521,28 +511,32 @@ static void fsync_after_layoutcommit(struct pnfs_context *ctx, int status, void 
 	fsync_finish(ctx, fc);
 }
 
-static void fsync_idle(struct pnfs_context *ctx, void *arg)
+/* The file's writes through layouts are committed first (when it has a layout), then next runs. */
+static void layout_commit_then(struct pnfs_context *ctx, struct fh_call *fc, pc_io_cb next)
 {
-	struct fh_call *fc = arg;
-	struct pnfs_fh *fh = fc->fh;
-
-	if (fh->lo && pc_layout_commit(fh, fsync_after_layoutcommit, fc) == 0)
+	if (fc->fh->lo && pc_layout_commit(fc->fh, next, fc) == 0)
 		return;
-	fsync_after_layoutcommit(ctx, 0, fc);
+	next(ctx, 0, fc);
 }
 
-int pnfs_fsync_async(struct pnfs_context *ctx, struct pnfs_fh *fh, pnfs_cb cb, void *private_data)
+static void fsync_idle(struct pnfs_context *ctx, void *arg)
 {
-	struct fh_call *fc;
+	layout_commit_then(ctx, arg, fsync_after_layoutcommit);
+}
+
+/* A call on fh (length: a truncate's) that goes on as fn(ctx, fc) once the file's I/O in flight is
+ * done, at once when none is. 0 or -ENOMEM (the context error set). */
+static int fh_call_when_idle(struct pnfs_context *ctx, struct pnfs_fh *fh, uint64_t length,
+			     void (*fn)(struct pnfs_context *, void *), pnfs_cb cb, void *private_data)
+{
+	struct fh_call *fc = (struct fh_call *)pc_call_new(ctx, sizeof(*fc), cb, private_data);
 	int rc;
 
-	if (!ctx || !fh)
-		return -EINVAL;
-	fc = (struct fh_call *)pc_call_new(ctx, sizeof(*fc), cb, private_data);
 	if (!fc)
 		return pc_err(ctx, -ENOMEM, "out of memory");
 	fc->fh = fh;
-	rc = pc_fh_when_idle(fh, fsync_idle, fc);
+	fc->length = length;
+	rc = pc_fh_when_idle(fh, fn, fc);
 	if (rc < 0) {
 		free(fc);
 		ctx->ncalls--;
@@ -551,22 +545,23 @@ int pnfs_fsync_async(struct pnfs_context *ctx, struct pnfs_fh *fh, pnfs_cb cb, v
 	return 0;
 }
 
+int pnfs_fsync_async(struct pnfs_context *ctx, struct pnfs_fh *fh, pnfs_cb cb, void *private_data)
+{
+	if (!ctx || !fh)
+		return -EINVAL;
+	return fh_call_when_idle(ctx, fh, 0, fsync_idle, cb, private_data);
+}
+
 /* ---- fstat, ftruncate ------------------------------------------------------------------------- */
 
 static void fstat_done(struct pc_compound *c)
 {
 	struct fh_call *fc = c->priv;
 	struct pnfs_fh *fh = fc->fh;
-	nfs_resop4 *ga = pc_res_op(c, OP_GETATTR);
 	struct proto_fattr fa;
-	int rc = c->status;
+	int rc = pc_getattr_reply(c, &fa, &fc->st);
 
-	if (rc < 0) {
-		pc_compound_err(c);
-	} else if (!ga || pc_attr_decode(&ga->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes, &fa,
-					 &fc->st) < 0) {
-		rc = pc_err(c->ctx, -EPROTO, "%s: bad GETATTR reply", c->what);
-	} else {
+	if (rc == 0) {
 		/* Writes not yet committed make the file longer than the server knows. */
 		if (pc_layout_dirty_end(fh) > fc->st.size)
 			fc->st.size = pc_layout_dirty_end(fh);
@@ -648,37 +643,18 @@ static void ftruncate_send(struct pnfs_context *ctx, int status, void *arg)
 
 static void ftruncate_idle(struct pnfs_context *ctx, void *arg)
 {
-	struct fh_call *fc = arg;
-	struct pnfs_fh *fh = fc->fh;
-
 	/* Written extents are committed first: a later commit would make the file long again. */
-	if (fh->lo && pc_layout_commit(fh, ftruncate_send, fc) == 0)
-		return;
-	ftruncate_send(ctx, 0, fc);
+	layout_commit_then(ctx, arg, ftruncate_send);
 }
 
 int pnfs_ftruncate_async(struct pnfs_context *ctx, struct pnfs_fh *fh, uint64_t length, pnfs_cb cb,
 			 void *private_data)
 {
-	struct fh_call *fc;
-	int rc;
-
 	if (!ctx || !fh)
 		return -EINVAL;
 	if ((fh->flags & O_ACCMODE) == O_RDONLY)
 		return pc_err(ctx, -EBADF, "truncate %s: opened read-only", pc_path_show(ctx, fh->path));
-	fc = (struct fh_call *)pc_call_new(ctx, sizeof(*fc), cb, private_data);
-	if (!fc)
-		return pc_err(ctx, -ENOMEM, "out of memory");
-	fc->fh = fh;
-	fc->length = length;
-	rc = pc_fh_when_idle(fh, ftruncate_idle, fc);
-	if (rc < 0) {
-		free(fc);
-		ctx->ncalls--;
-		return pc_err(ctx, rc, "out of memory");
-	}
-	return 0;
+	return fh_call_when_idle(ctx, fh, length, ftruncate_idle, cb, private_data);
 }
 
 /* ---- reads and writes ------------------------------------------------------------------------ */
@@ -819,14 +795,13 @@ static void reopen_done(struct pc_compound *c)
 	pc_compounds_kick(ctx);
 }
 
-static void reopen_fh(struct pnfs_context *ctx, struct pnfs_fh *fh)
+/* PUTFH, OPEN of fh again (no create, our open owner, as claim says), GETATTR: the compound that
+ * takes back an open after the server lost our state. */
+static void add_reopen(struct pc_compound *c, struct pnfs_fh *fh, open_claim_type4 claim)
 {
-	struct pc_compound *c = pc_compound_new(ctx, "reopen %s", pc_path_show(ctx, fh->path));
 	nfs_argop4 *op;
 	OPEN4args *a;
 
-	if (!c)
-		return;
 	fh->reclaim_pending = 1;
 	pc_add_putfh(c, fh->fh, fh->fhlen);
 	op = pc_add(c, OP_OPEN);
@@ -834,12 +809,23 @@ static void reopen_fh(struct pnfs_context *ctx, struct pnfs_fh *fh)
 		a = &op->nfs_argop4_u.opopen;
 		a->share_access = fh->share_access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
 		a->share_deny = OPEN4_SHARE_DENY_NONE;
-		fill_open_owner(ctx, c, &a->owner, fh->u_owner);
+		fill_open_owner(c->ctx, c, &a->owner, fh->u_owner);
 		a->openhow.opentype = OPEN4_NOCREATE;
-		a->claim.claim = CLAIM_FH;
+		a->claim.claim = claim;
+		if (claim == CLAIM_PREVIOUS)
+			a->claim.open_claim4_u.delegate_type = OPEN_DELEGATE_NONE;
 	}
 	pc_add_getattr(c, &pc_attrs_open);
 	c->cachethis = 1;
+}
+
+static void reopen_fh(struct pnfs_context *ctx, struct pnfs_fh *fh)
+{
+	struct pc_compound *c = pc_compound_new(ctx, "reopen %s", pc_path_show(ctx, fh->path));
+
+	if (!c)
+		return;
+	add_reopen(c, fh, CLAIM_FH);
 	c->reclaim_op = 1;
 	c->done = reopen_done;
 	c->priv = fh;
@@ -860,29 +846,14 @@ void pc_files_reclaim(struct pnfs_context *ctx, int during_grace, void (*done)(s
 	r->pending = 1;
 	for (struct pnfs_fh *fh = ctx->files; fh; fh = fh->next) {
 		struct pc_compound *c = pc_compound_new(ctx, "reclaim %s", pc_path_show(ctx, fh->path));
-		nfs_argop4 *op;
-		OPEN4args *a;
 
 		/* The layouts went with the old client ID; their uncommitted writes wait for a reclaim. */
 		if (fh->lo)
 			pc_layout_reclaim_begin(fh);
 		if (!c)
 			continue;
-		fh->reclaim_pending = 1;
-		pc_add_putfh(c, fh->fh, fh->fhlen);
-		op = pc_add(c, OP_OPEN);
-		if (op) {
-			a = &op->nfs_argop4_u.opopen;
-			a->share_access = fh->share_access | OPEN4_SHARE_ACCESS_WANT_NO_DELEG;
-			a->share_deny = OPEN4_SHARE_DENY_NONE;
-			fill_open_owner(ctx, c, &a->owner, fh->u_owner);
-			a->openhow.opentype = OPEN4_NOCREATE;
-			a->claim.claim = CLAIM_PREVIOUS;
-			a->claim.open_claim4_u.delegate_type = OPEN_DELEGATE_NONE;
-		}
-		pc_add_getattr(c, &pc_attrs_open);
+		add_reopen(c, fh, CLAIM_PREVIOUS);
 		c->setup = 1;
-		c->cachethis = 1;
 		c->max_delay_retries = 3;
 		c->u64[1] = (uint64_t)(uintptr_t)fh;
 		c->done = reclaim_one_done;

@@ -9,6 +9,7 @@
 #include "proto/list.h"
 #include "proto/proto.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -160,6 +161,9 @@ void pc_submit(struct pc_compound *c);
 nfs_resop4 *pc_res(struct pc_compound *c, uint32_t i);
 /* Result of the first op of this kind, or NULL. */
 nfs_resop4 *pc_res_op(struct pc_compound *c, nfs_opnum4 op);
+/* The result of op in a finished compound, with *rc 0; NULL when the call failed (*rc its error,
+ * the context error set as by pc_compound_err) or the reply has no such result (*rc -EPROTO). */
+nfs_resop4 *pc_result(struct pc_compound *c, nfs_opnum4 op, int *rc);
 /* After completion: the failing op's name for messages, or "COMPOUND". */
 const char *pc_failed_op(struct pc_compound *c);
 /* Set the context error from c's outcome ("WHAT: OP: NFS4ERR_X"). Returns c->status. */
@@ -241,6 +245,9 @@ extern struct proto_attrmask pc_attrs_open;   /* stat + what the data path needs
 extern struct proto_attrmask pc_attrs_fs;     /* statfs and session setup */
 /* Decode a GETATTR result into st (and the fattr). Returns 0 or -EBADMSG. */
 int pc_attr_decode(const fattr4 *in, struct proto_fattr *fa, struct pnfs_stat *st);
+/* The GETATTR result of a finished compound, decoded into fa (and st unless NULL): 0, the call's
+ * error (the context's error text set, as pc_compound_err), or -EPROTO for a missing or bad result. */
+int pc_getattr_reply(struct pc_compound *c, struct proto_fattr *fa, struct pnfs_stat *st);
 void pc_fattr_to_stat(const struct proto_fattr *fa, struct pnfs_stat *st);
 /* Build a fattr4 with mode (and optionally size) in c's arena. */
 int pc_fattr_owner(struct pc_compound *c, fattr4 *out, uint32_t uid, uint32_t gid);
@@ -275,6 +282,50 @@ struct pc_waiter {
 	void *arg;
 	struct pc_waiter *next;
 };
+
+/* An array v of *cap elements of elem bytes, n of them in use, with room for one more: v itself, or
+ * v moved to twice the room (first elements the first time) and *cap updated. NULL when out of
+ * memory (v is then left as it was). */
+static inline void *pc_grow(void *v, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	size_t want = *cap ? *cap * 2 : first;
+	void *p;
+
+	if (n < *cap)
+		return v;
+	p = realloc(v, want * elem);
+	if (p)
+		*cap = want;
+	return p;
+}
+
+/* Add fn(ctx, arg) to a list of waiters: first, or last when last is set. 0 or -ENOMEM. */
+static inline int pc_waiter_add(struct pc_waiter **list, int last, void (*fn)(struct pnfs_context *, void *),
+				void *arg)
+{
+	struct pc_waiter *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	w->fn = fn;
+	w->arg = arg;
+	if (last)
+		while (*list)
+			list = &(*list)->next;
+	w->next = *list;
+	*list = w;
+	return 0;
+}
+
+/* Free a list of waiters without running them. */
+static inline void pc_waiters_free(struct pc_waiter *w)
+{
+	while (w) {
+		struct pc_waiter *next = w->next;
+		free(w);
+		w = next;
+	}
+}
 
 /* Run and free a list of waiters taken off its owner (each may add itself to a new list). */
 static inline void pc_waiters_run(struct pnfs_context *ctx, struct pc_waiter *w)
@@ -353,7 +404,7 @@ void pc_iov_zero(const struct iovec *iov, int niov, size_t off, size_t len);
 /* Sub-range [off, off+len) of an iovec array as a new array (malloc'd; caller frees). */
 int pc_iov_slice(const struct iovec *iov, int niov, size_t off, size_t len, struct iovec **out, int *nout);
 
-/* ---- the data path (layout.c, device.c, pio.c) ---------------------------------------------------- */
+/* ---- the data path (layout*.c, device.c, pio.c) -------------------------------------------------- */
 
 /* The layout type to use among those the server offers (fs_layout_type): the allowed one of
  * highest preference (layout_type.c); 0 when none is usable. */
@@ -391,14 +442,14 @@ void pc_devices_changed(struct pnfs_context *ctx);
 /* device.c: the server gave us a new client ID. SCSI devices are registered again (with the key
  * GETDEVICEINFO now gives) before their next use, fenced ones too: the fencing was of the old ID. */
 void pc_devices_new_clientid(struct pnfs_context *ctx);
-/* layout.c: the server lost our state. A layout with writes not yet committed keeps them for a
+/* layout_commit.c: the server lost our state. A layout with writes not yet committed keeps them for a
  * LAYOUTCOMMIT reclaim once the file's open is reclaimed; otherwise it is forgotten. */
 void pc_layout_reclaim_begin(struct pnfs_fh *fh);
-/* layout.c: the open of fh was reclaimed: commit its layout's kept writes with LAYOUTCOMMIT reclaim
+/* layout_commit.c: the open of fh was reclaimed: commit its layout's kept writes with LAYOUTCOMMIT reclaim
  * (devices registered again and flushed first). 1: started, done(ctx, arg) runs at its end; 0: nothing
  * to reclaim. */
 int pc_layout_reclaim_commit(struct pnfs_fh *fh, void (*done)(struct pnfs_context *, void *), void *arg);
-/* layout.c: the open of fh could not be reclaimed: its kept writes are lost (fsync says so). */
+/* layout_commit.c: the open of fh could not be reclaimed: its kept writes are lost (fsync says so). */
 void pc_layout_reclaim_drop(struct pnfs_fh *fh);
 
 /* ---- the context --------------------------------------------------------------------------- */

@@ -1,4 +1,4 @@
-/* The data path's internals, shared by layout.c (the layout cache and LAYOUTGET / LAYOUTCOMMIT /
+/* The data path's internals, shared by layout*.c (the layout cache and LAYOUTGET / LAYOUTCOMMIT /
  * LAYOUTRETURN / recalls), device.c (GETDEVICEINFO cache, blkmap resolution, PR registration) and
  * pio.c (direct I/O: extents to volume I/O, zero-fill, copy-on-write, fallback). The idea it rests on:
  * one layout per file per context, made of the segments the server granted; I/O that cannot run yet
@@ -210,7 +210,7 @@ struct pc_device *pc_device_get(struct pnfs_context *ctx, const uint8_t id[NFS4_
 int pc_device_ensure(struct pc_device *d, void (*fn)(struct pnfs_context *, void *), void *arg);
 void pc_device_fail(struct pc_device *d, enum pc_dev_state st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* layout.c */
+/* layout.c, layout_seg.c, layout_commit.c, layout_return.c */
 struct pc_layout *pc_layout_attach(struct pnfs_fh *fh);
 void pc_layout_detach(struct pnfs_fh *fh);
 void pc_layout_wait(struct pc_layout *lo, struct pc_io *io);

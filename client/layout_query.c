@@ -71,16 +71,12 @@ static int collect(struct lquery *q, struct pnfs_extent **out, size_t *nout)
 				v[n - 1].length = b - v[n - 1].file_offset;
 				continue;
 			}
-			if (n == cap) {
-				size_t nc = cap ? 2 * cap : 32;
-				void *p = realloc(v, nc * sizeof(*v));
-				if (!p) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = p;
-				cap = nc;
+			struct pnfs_extent *p = pc_grow(v, &cap, n, sizeof(*v), 32);
+			if (!p) {
+				free(v);
+				return -ENOMEM;
 			}
+			v = p;
 			memset(&v[n], 0, sizeof(v[n]));
 			v[n].file_offset = a;
 			v[n].length = b - a;

@@ -75,28 +75,30 @@ void pc_iov_zero(const struct iovec *iov, int niov, size_t off, size_t len)
 	iov_walk(iov, niov, off, len, zero_fn, NULL);
 }
 
+struct iov_slice {
+	struct iovec *v;
+	int n;
+};
+
+static void slice_fn(void *base, size_t n, size_t pos, void *arg)
+{
+	struct iov_slice *s = arg;
+
+	(void)pos;
+	s->v[s->n].iov_base = base;
+	s->v[s->n].iov_len = n;
+	s->n++;
+}
+
 int pc_iov_slice(const struct iovec *iov, int niov, size_t off, size_t len, struct iovec **out, int *nout)
 {
-	struct iovec *v = calloc((size_t)niov + 1, sizeof(*v));
-	int n = 0;
+	struct iov_slice s = { calloc((size_t)niov + 1, sizeof(*s.v)), 0 };
 
-	if (!v)
+	if (!s.v)
 		return -ENOMEM;
-	for (int i = 0; i < niov && len; i++) {
-		size_t l = iov[i].iov_len;
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		size_t k = l - off < len ? l - off : len;
-		v[n].iov_base = (char *)iov[i].iov_base + off;
-		v[n].iov_len = k;
-		n++;
-		len -= k;
-		off = 0;
-	}
-	*out = v;
-	*nout = n;
+	iov_walk(iov, niov, off, len, slice_fn, &s);
+	*out = s.v;
+	*nout = s.n;
 	return 0;
 }
 
@@ -144,6 +146,7 @@ struct mds_io {
 };
 
 static void mds_io_pump(struct mds_io *io);
+static int mds_io_send(struct mds_io *io, uint64_t coff, size_t n);
 
 static void mds_io_progress(struct mds_io *io)
 {
@@ -151,37 +154,77 @@ static void mds_io_progress(struct mds_io *io)
 	io->ctx->mds_io_rx_ms = io->progress_ms;
 }
 
+/* ---- patience: the io timeout of MDS-path calls ------------------------------------------------ */
+
+/* A call's patience timer t, not armed: fn(ctx, t) with t->arg = arg when it fires; *ms is how long
+ * an MDS-path call may go unanswered, the io timeout (30 s by default). */
+static void patience_init(struct pnfs_context *ctx, struct pc_timer *t, unsigned *ms,
+			  void (*fn)(struct pnfs_context *, struct pc_timer *), void *arg)
+{
+	*ms = ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
+	t->fn = fn;
+	t->arg = arg;
+}
+
+/* The patience timer t of a call fired: 1 when the call may wait on (t is armed again), 0 when it
+ * has gone ms without an answer. Progress is any answer to MDS-path data I/O of this context (many
+ * calls queued behind each other on a busy server all wait, but the server is answering), or the
+ * call's own *progress_ms when it keeps one. While reconnecting the connection's own timeouts
+ * decide, and the count starts again from its return. */
+static int patience_left(struct pnfs_context *ctx, struct pc_timer *t, unsigned ms, uint64_t *progress_ms)
+{
+	uint64_t last, idle;
+
+	if (ctx->state != PC_ST_READY || !ctx->conn.connected) {
+		if (progress_ms)
+			*progress_ms = pc_now_ms();
+		pc_timer_arm(ctx, t, ms);
+		return 1;
+	}
+	last = progress_ms && *progress_ms > ctx->mds_io_rx_ms ? *progress_ms : ctx->mds_io_rx_ms;
+	idle = pc_now_ms() - last;
+	if (idle < ms) {
+		pc_timer_arm(ctx, t, ms - idle);
+		return 1;
+	}
+	return 0;
+}
+
+/* A call given up on for want of an answer: its caller has EIO, its reply is still to come, and the
+ * file is not freed before it does (pnfs_close of the file meanwhile sets free_pending). */
+static void abandon_call(struct pnfs_fh *fh, int *abandoned)
+{
+	*abandoned = 1;
+	fh->ios_abandoned++;
+}
+
+/* The reply of an abandoned call came (the call is freed): a file closed meanwhile may go now. */
+static void abandoned_reply(struct pnfs_fh *fh)
+{
+	if (fh->ios_abandoned && --fh->ios_abandoned == 0 && fh->free_pending)
+		pc_fh_free(fh);
+}
+
+/* ---- READ and WRITE ------------------------------------------------------------------------------ */
+
 static void mds_io_patience(struct pnfs_context *ctx, struct pc_timer *t)
 {
 	struct mds_io *io = t->arg;
 	struct pnfs_fh *fh = io->fh;
-	/* Progress is any answer to MDS-path data I/O of this context: many I/Os queued behind each
-	 * other on a busy server all wait, but the server is answering. */
-	uint64_t last = io->progress_ms > ctx->mds_io_rx_ms ? io->progress_ms : ctx->mds_io_rx_ms;
-	uint64_t idle = pc_now_ms() - last;
 	pc_io_cb cb = io->cb;
 	int err;
 
-	if (ctx->state != PC_ST_READY || !ctx->conn.connected) {
-		/* Reconnecting: the connection's own timeouts decide; count from its return. */
-		io->progress_ms = pc_now_ms();
-		pc_timer_arm(ctx, t, io->patience_ms);
+	if (patience_left(ctx, t, io->patience_ms, &io->progress_ms))
 		return;
-	}
-	if (idle < io->patience_ms) {
-		pc_timer_arm(ctx, t, io->patience_ms - idle);
-		return;
-	}
 	err = pc_err(ctx, -EIO, "%s %s through the MDS: no answer for %u ms (the server's LUNs may be unreachable): %s",
 		     io->write ? "write to" : "read of", pc_path_show(ctx, fh->path), io->patience_ms, strerror(EIO));
 	if (io->write)
 		pc_fh_set_sticky(fh, -EIO, "%s", pnfs_get_error(ctx)); /* logs it */
 	else
 		LOG_WARN("pnfs: %s", pnfs_get_error(ctx));
-	io->abandoned = 1;
+	abandon_call(fh, &io->abandoned);
 	io->err = err;
 	io->cb = NULL;
-	fh->ios_abandoned++;
 	pc_fh_io_end(fh);
 	cb(ctx, err, io->arg);
 }
@@ -193,8 +236,7 @@ static void mds_io_free_abandoned(struct mds_io *io)
 
 	free(io->iov);
 	free(io);
-	if (fh->ios_abandoned && --fh->ios_abandoned == 0 && fh->free_pending)
-		pc_fh_free(fh);
+	abandoned_reply(fh);
 }
 
 static void mds_io_finish(struct mds_io *io)
@@ -230,21 +272,46 @@ static void mds_io_finish(struct mds_io *io)
 	}
 }
 
-static void read_done(struct pc_compound *c)
+/* A READ or WRITE reply came: it is counted, and its result returned for use; NULL when there is
+ * none to use: the I/O was abandoned (its caller has EIO and may have reused the buffer: what came
+ * is dropped), or the call failed (io->err says why). */
+static nfs_resop4 *mds_io_reply(struct mds_io *io, struct pc_compound *c, nfs_opnum4 opnum)
 {
-	struct mds_io *io = c->priv;
-	uint64_t coff = c->u64[0], clen = c->u64[1];
-	nfs_resop4 *r = pc_res_op(c, OP_READ);
+	nfs_resop4 *r;
+	int rc;
 
 	io->inflight--;
 	if (c->status >= 0 || c->nfs_status)
 		mds_io_progress(io);
-	if (io->abandoned) {
-		/* The caller has its EIO and may have reused the buffer: drop what came. */
-	} else if (c->status < 0 || !r) {
-		if (io->err == 0)
-			io->err = c->status < 0 ? pc_compound_err(c) : pc_err(c->ctx, -EPROTO, "%s: no READ result", c->what);
-	} else {
+	if (io->abandoned)
+		return NULL;
+	if (io->err) {
+		/* the first error stands, and its text: only a usable result goes on */
+		r = pc_res_op(c, opnum);
+		return c->status < 0 ? NULL : r;
+	}
+	r = pc_result(c, opnum, &rc);
+	if (!r)
+		io->err = rc;
+	return r;
+}
+
+/* A READ or WRITE (c, now freed) moved less than asked: send the rest, [coff, coff + n). */
+static void mds_io_rest(struct mds_io *io, struct pc_compound *c, uint64_t coff, size_t n)
+{
+	pc_compound_free(c);
+	if (mds_io_send(io, coff, n) < 0)
+		io->err = -ENOMEM;
+	mds_io_pump(io);
+}
+
+static void read_done(struct pc_compound *c)
+{
+	struct mds_io *io = c->priv;
+	uint64_t coff = c->u64[0], clen = c->u64[1];
+	nfs_resop4 *r = mds_io_reply(io, c, OP_READ);
+
+	if (r) {
 		READ4resok *ok = &r->nfs_resop4_u.opread.READ4res_u.resok4;
 		size_t got = ok->data.data_len;
 		if (got > clen)
@@ -257,30 +324,9 @@ static void read_done(struct pc_compound *c)
 					io->eof_at = coff + got;
 			} else {
 				/* A short read before EOF: ask for the rest. */
-				pc_compound_free(c);
 				io->next = coff + got - io->off < io->next ? coff + got - io->off : io->next;
 				/* simplest correct course: read the remainder of this chunk again */
-				struct pc_compound *again;
-				nfs_argop4 *op;
-				again = pc_compound_new(io->fh->ctx, "read %s", pc_path_show(io->fh->ctx, io->fh->path));
-				if (!again) {
-					io->err = -ENOMEM;
-				} else {
-					pc_add_putfh(again, io->fh->fh, io->fh->fhlen);
-					op = pc_add(again, OP_READ);
-					if (op) {
-						pc_bind_stateid(again, io->fh, &op->nfs_argop4_u.opread.stateid);
-						op->nfs_argop4_u.opread.offset = coff + got;
-						op->nfs_argop4_u.opread.count = (count4)(clen - got);
-					}
-					again->u64[0] = coff + got;
-					again->u64[1] = clen - got;
-					again->done = read_done;
-					again->priv = io;
-					io->inflight++;
-					pc_submit(again);
-				}
-				mds_io_pump(io);
+				mds_io_rest(io, c, coff + got, clen - got);
 				return;
 			}
 		}
@@ -294,17 +340,9 @@ static void write_done(struct pc_compound *c)
 	struct mds_io *io = c->priv;
 	struct pnfs_fh *fh = io->fh;
 	uint64_t coff = c->u64[0], clen = c->u64[1];
-	nfs_resop4 *r = pc_res_op(c, OP_WRITE);
+	nfs_resop4 *r = mds_io_reply(io, c, OP_WRITE);
 
-	io->inflight--;
-	if (c->status >= 0 || c->nfs_status)
-		mds_io_progress(io);
-	if (io->abandoned) {
-		/* Already failed with EIO (and the file's error is sticky): nothing to continue. */
-	} else if (c->status < 0 || !r) {
-		if (io->err == 0)
-			io->err = c->status < 0 ? pc_compound_err(c) : pc_err(c->ctx, -EPROTO, "%s: no WRITE result", c->what);
-	} else {
+	if (r) {
 		WRITE4resok *ok = &r->nfs_resop4_u.opwrite.WRITE4res_u.resok4;
 		if (ok->committed != FILE_SYNC4)
 			fh->unstable = 1;
@@ -319,36 +357,7 @@ static void write_done(struct pc_compound *c)
 						 (unsigned long long)clen, (unsigned long long)coff);
 		} else if (ok->count < clen) {
 			/* A short write: send the rest. */
-			uint64_t done_bytes = ok->count;
-			struct pc_compound *again = pc_compound_new(fh->ctx, "write %s", pc_path_show(fh->ctx, fh->path));
-			nfs_argop4 *op;
-			pc_compound_free(c);
-			if (!again) {
-				io->err = -ENOMEM;
-				mds_io_pump(io);
-				return;
-			}
-			pc_add_putfh(again, fh->fh, fh->fhlen);
-			op = pc_add(again, OP_WRITE);
-			if (op) {
-				size_t rel = coff + done_bytes - io->off, n = clen - done_bytes;
-				char *buf = pc_alloc(again, n);
-				pc_bind_stateid(again, fh, &op->nfs_argop4_u.opwrite.stateid);
-				op->nfs_argop4_u.opwrite.offset = coff + done_bytes;
-				op->nfs_argop4_u.opwrite.stable = (fh->flags & O_SYNC) ? FILE_SYNC4 : UNSTABLE4;
-				if (buf) {
-					pc_iov_copy_out(io->iov, io->niov, rel, buf, n);
-					op->nfs_argop4_u.opwrite.data.data_val = buf;
-					op->nfs_argop4_u.opwrite.data.data_len = (u_int)n;
-				}
-			}
-			again->u64[0] = coff + done_bytes;
-			again->u64[1] = clen - done_bytes;
-			again->done = write_done;
-			again->priv = io;
-			io->inflight++;
-			pc_submit(again);
-			mds_io_pump(io);
+			mds_io_rest(io, c, coff + ok->count, clen - ok->count);
 			return;
 		}
 	}
@@ -368,6 +377,41 @@ static int write_data(struct pc_compound *c, struct mds_io *io, size_t rel, size
 	return 0;
 }
 
+/* Send one READ or WRITE of the file's bytes [coff, coff + n) of the I/O; its reply goes to
+ * read_done or write_done. 0 or -ENOMEM. */
+static int mds_io_send(struct mds_io *io, uint64_t coff, size_t n)
+{
+	struct pnfs_fh *fh = io->fh;
+	struct pnfs_context *ctx = fh->ctx;
+	struct pc_compound *c = pc_compound_new(ctx, "%s %s", io->write ? "write" : "read", pc_path_show(ctx, fh->path));
+	nfs_argop4 *op;
+
+	if (!c)
+		return -ENOMEM;
+	pc_add_putfh(c, fh->fh, fh->fhlen);
+	op = pc_add(c, io->write ? OP_WRITE : OP_READ);
+	if (op && io->write) {
+		WRITE4args *w = &op->nfs_argop4_u.opwrite;
+		pc_bind_stateid(c, fh, &w->stateid);
+		w->offset = coff;
+		w->stable = (fh->flags & O_SYNC) ? FILE_SYNC4 : UNSTABLE4;
+		if (write_data(c, io, coff - io->off, n, w) < 0)
+			c->status = -ENOMEM;
+	} else if (op) {
+		READ4args *r = &op->nfs_argop4_u.opread;
+		pc_bind_stateid(c, fh, &r->stateid);
+		r->offset = coff;
+		r->count = (count4)n;
+	}
+	c->u64[0] = coff;
+	c->u64[1] = n;
+	c->done = io->write ? write_done : read_done;
+	c->priv = io;
+	io->inflight++;
+	pc_submit(c);
+	return 0;
+}
+
 static void mds_io_pump(struct mds_io *io)
 {
 	struct pnfs_fh *fh = io->fh;
@@ -376,38 +420,14 @@ static void mds_io_pump(struct mds_io *io)
 	while (io->err == 0 && io->inflight < MDS_IO_WINDOW && io->next < io->total) {
 		size_t n = io->total - io->next < io->chunk ? io->total - io->next : io->chunk;
 		uint64_t coff = io->off + io->next;
-		struct pc_compound *c;
-		nfs_argop4 *op;
 
 		if (!io->write && coff >= io->eof_at)
 			break;
-		c = pc_compound_new(ctx, "%s %s", io->write ? "write" : "read", pc_path_show(ctx, fh->path));
-		if (!c) {
+		if (mds_io_send(io, coff, n) < 0) {
 			io->err = pc_err(ctx, -ENOMEM, "out of memory");
 			break;
 		}
-		pc_add_putfh(c, fh->fh, fh->fhlen);
-		op = pc_add(c, io->write ? OP_WRITE : OP_READ);
-		if (op && io->write) {
-			WRITE4args *w = &op->nfs_argop4_u.opwrite;
-			pc_bind_stateid(c, fh, &w->stateid);
-			w->offset = coff;
-			w->stable = (fh->flags & O_SYNC) ? FILE_SYNC4 : UNSTABLE4;
-			if (write_data(c, io, io->next, n, w) < 0)
-				c->status = -ENOMEM;
-		} else if (op) {
-			READ4args *r = &op->nfs_argop4_u.opread;
-			pc_bind_stateid(c, fh, &r->stateid);
-			r->offset = coff;
-			r->count = (count4)n;
-		}
-		c->u64[0] = coff;
-		c->u64[1] = n;
-		c->done = io->write ? write_done : read_done;
-		c->priv = io;
 		io->next += n;
-		io->inflight++;
-		pc_submit(c);
 	}
 	if (io->inflight == 0 && (io->err < 0 || io->next >= io->total ||
 				  (!io->write && io->off + io->next >= io->eof_at)))
@@ -426,9 +446,7 @@ static int mds_io_start(struct pnfs_fh *fh, const struct iovec *iov, int niov, u
 	io->fh = fh;
 	io->off = off;
 	io->write = write;
-	io->patience_ms = ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
-	io->patience.fn = mds_io_patience;
-	io->patience.arg = io;
+	patience_init(ctx, &io->patience, &io->patience_ms, mds_io_patience, io);
 	mds_io_progress(io);
 	io->cb = cb;
 	io->arg = arg;
@@ -478,19 +496,12 @@ static void commit_patience(struct pnfs_context *ctx, struct pc_timer *t)
 	pc_io_cb cb = co->cb;
 	int err;
 
-	if (ctx->state != PC_ST_READY || !ctx->conn.connected) {
-		pc_timer_arm(ctx, t, co->patience_ms);
+	if (patience_left(ctx, t, co->patience_ms, NULL))
 		return;
-	}
-	if (pc_now_ms() - ctx->mds_io_rx_ms < co->patience_ms) {
-		pc_timer_arm(ctx, t, co->patience_ms - (pc_now_ms() - ctx->mds_io_rx_ms));
-		return;
-	}
 	err = pc_err(ctx, -EIO, "commit of %s through the MDS: no answer for %u ms (the server's LUNs may be unreachable): %s",
 		     pc_path_show(ctx, fh->path), co->patience_ms, strerror(EIO));
 	pc_fh_set_sticky(fh, -EIO, "%s", pnfs_get_error(ctx));
-	co->abandoned = 1;
-	fh->ios_abandoned++;
+	abandon_call(fh, &co->abandoned);
 	cb(ctx, err, co->arg);
 }
 
@@ -508,8 +519,7 @@ static void commit_done(struct pc_compound *c)
 	if (co->abandoned) {
 		pc_compound_free(c);
 		free(co);
-		if (fh->ios_abandoned && --fh->ios_abandoned == 0 && fh->free_pending)
-			pc_fh_free(fh);
+		abandoned_reply(fh);
 		return;
 	}
 	if (rc < 0) {
@@ -547,9 +557,7 @@ int pc_mds_commit(struct pnfs_fh *fh, pc_io_cb cb, void *arg)
 	co->cb = cb;
 	co->arg = arg;
 	co->fh = fh;
-	co->patience_ms = ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
-	co->patience.fn = commit_patience;
-	co->patience.arg = co;
+	patience_init(ctx, &co->patience, &co->patience_ms, commit_patience, co);
 	pc_timer_arm(ctx, &co->patience, co->patience_ms);
 	pc_add_putfh(c, fh->fh, fh->fhlen);
 	op = pc_add(c, OP_COMMIT);

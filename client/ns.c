@@ -22,7 +22,8 @@ struct ns_call {
 
 struct pnfs_dir {
 	struct pnfs_dirent *ents;
-	unsigned n, cap, pos;
+	unsigned n, pos;
+	size_t cap;
 	char **names;
 };
 
@@ -103,34 +104,39 @@ static struct ns_call *ns_new(struct pnfs_context *ctx, pnfs_cb cb, void *priv)
 	if (!nc)                                                        \
 		return ctx->mounted ? -ENOMEM : -ENOTCONN
 
+/* A query on the object path names: the walk, then GETATTR of mask (NULL: GETFH); done decodes the
+ * reply and completes the call. */
+static int path_query(struct pnfs_context *ctx, const char *opname, const char *path, const struct proto_attrmask *mask,
+		      void (*done)(struct pc_compound *), pnfs_cb cb, void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	struct pc_compound *c = path_compound(nc, opname, path, 0, NULL, done);
+
+	if (!c)
+		return 0;
+	if (mask)
+		pc_add_getattr(c, mask);
+	else
+		pc_add_getfh(c);
+	pc_submit(c);
+	return 0;
+}
+
 /* ---- stat, statfs, chmod ---------------------------------------------------------------------- */
 
 static void stat_done(struct pc_compound *c)
 {
 	struct ns_call *nc = c->priv;
-	nfs_resop4 *ga = pc_res_op(c, OP_GETATTR);
 	struct proto_fattr fa;
-	int rc = c->status;
+	int rc = pc_getattr_reply(c, &fa, &nc->st);
 
-	if (rc < 0) {
-		pc_compound_err(c);
-	} else if (!ga || pc_attr_decode(&ga->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes, &fa,
-					 &nc->st) < 0) {
-		rc = pc_err(c->ctx, -EPROTO, "%s: bad GETATTR reply", c->what);
-	}
 	pc_compound_free(c);
 	ns_done(nc, rc, rc < 0 ? NULL : &nc->st);
 }
 
 int pnfs_stat_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "stat", path, 0, NULL, stat_done);
-	if (!c)
-		return 0;
-	pc_add_getattr(c, &pc_attrs_stat);
-	pc_submit(c);
-	return 0;
+	return path_query(ctx, "stat", path, &pc_attrs_stat, stat_done, cb, private_data);
 }
 
 /* ---- identity --------------------------------------------------------------------------------- */
@@ -166,13 +172,7 @@ static void identity_done(struct pc_compound *c)
 
 int pnfs_identity_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "lookup", path, 0, NULL, identity_done);
-	if (!c)
-		return 0;
-	pc_add_getfh(c);
-	pc_submit(c);
-	return 0;
+	return path_query(ctx, "lookup", path, NULL, identity_done, cb, private_data);
 }
 
 int pnfs_fh_identity(struct pnfs_fh *fh, struct pnfs_identity *out)
@@ -194,24 +194,15 @@ int pnfs_identity_equal(const struct pnfs_identity *a, const struct pnfs_identit
 static void statfs_done(struct pc_compound *c)
 {
 	struct ns_call *nc = c->priv;
-	nfs_resop4 *ga = pc_res_op(c, OP_GETATTR);
 	struct proto_fattr fa;
-	int rc = c->status;
+	int rc = pc_getattr_reply(c, &fa, NULL);
 
-	if (rc < 0) {
-		pc_compound_err(c);
-	} else if (!ga || pc_attr_decode(&ga->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes, &fa,
-					 NULL) < 0) {
-		rc = pc_err(c->ctx, -EPROTO, "%s: bad GETATTR reply", c->what);
-	} else {
+	if (rc == 0) {
 		struct pnfs_statfs *sf = &nc->sf;
-		memset(sf, 0, sizeof(*sf));
-		sf->total_bytes = fa.space_total;
-		sf->free_bytes = fa.space_free;
-		sf->avail_bytes = fa.space_avail;
-		sf->total_files = fa.files_total;
-		sf->free_files = fa.files_free;
-		sf->avail_files = fa.files_avail;
+		*sf = (struct pnfs_statfs){
+			.total_bytes = fa.space_total, .free_bytes = fa.space_free, .avail_bytes = fa.space_avail,
+			.total_files = fa.files_total, .free_files = fa.files_free, .avail_files = fa.files_avail,
+		};
 		if (proto_attrmask_isset(&fa.mask, FATTR4_LAYOUT_BLKSIZE))
 			sf->layout_blksize = fa.layout_blksize;
 		if (proto_attrmask_isset(&fa.mask, FATTR4_FS_LAYOUT_TYPES)) {
@@ -226,13 +217,7 @@ static void statfs_done(struct pc_compound *c)
 
 int pnfs_statfs_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "statfs", path, 0, NULL, statfs_done);
-	if (!c)
-		return 0;
-	pc_add_getattr(c, &pc_attrs_fs);
-	pc_submit(c);
-	return 0;
+	return path_query(ctx, "statfs", path, &pc_attrs_fs, statfs_done, cb, private_data);
 }
 
 static void status_done(struct pc_compound *c)
@@ -246,76 +231,91 @@ static void status_done(struct pc_compound *c)
 	ns_done(nc, rc, NULL);
 }
 
-int pnfs_chmod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb, void *private_data)
+/* What a SETATTR by path sets: one kind of attribute. */
+struct ns_attrs {
+	enum { NS_SET_MODE, NS_SET_OWNER, NS_SET_TIMES } what;
+	uint32_t mode, uid, gid;
+	const struct timespec *ts;  /* borrowed for the call that takes the struct */
+};
+
+/* One SETATTR on the object path names (PUTROOTFH, LOOKUPs, SETATTR); cb gets the status. */
+static int setattr_path(struct pnfs_context *ctx, const char *opname, const char *path, const struct ns_attrs *a,
+			pnfs_cb cb, void *private_data)
 {
 	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "chmod", path, 0, NULL, status_done);
+	struct pc_compound *c = path_compound(nc, opname, path, 0, NULL, status_done);
 	nfs_argop4 *op;
+	fattr4 *out;
+	int rc = 0;
 
 	if (!c)
 		return 0;
 	c->cachethis = 1;
 	op = pc_add(c, OP_SETATTR);
-	if (op && pc_fattr_mode(c, &op->nfs_argop4_u.opsetattr.obj_attributes, 1, mode, 0, 0) < 0)
-		c->status = -ENOMEM;
+	if (op) {
+		out = &op->nfs_argop4_u.opsetattr.obj_attributes;
+		switch (a->what) {
+		case NS_SET_MODE: rc = pc_fattr_mode(c, out, 1, a->mode, 0, 0); break;
+		case NS_SET_OWNER: rc = pc_fattr_owner(c, out, a->uid, a->gid); break;
+		case NS_SET_TIMES: rc = pc_fattr_times(c, out, a->ts); break;
+		}
+		if (rc < 0)
+			c->status = -ENOMEM;
+	}
 	pc_submit(c);
 	return 0;
+}
+
+int pnfs_chmod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb, void *private_data)
+{
+	struct ns_attrs a = { .what = NS_SET_MODE, .mode = mode };
+	return setattr_path(ctx, "chmod", path, &a, cb, private_data);
 }
 
 int pnfs_chown_async(struct pnfs_context *ctx, const char *path, uint32_t uid, uint32_t gid, pnfs_cb cb,
 		     void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "chown", path, 0, NULL, status_done);
-	nfs_argop4 *op;
-
-	if (!c)
-		return 0;
-	c->cachethis = 1;
-	op = pc_add(c, OP_SETATTR);
-	if (op && pc_fattr_owner(c, &op->nfs_argop4_u.opsetattr.obj_attributes, uid, gid) < 0)
-		c->status = -ENOMEM;
-	pc_submit(c);
-	return 0;
+	struct ns_attrs a = { .what = NS_SET_OWNER, .uid = uid, .gid = gid };
+	return setattr_path(ctx, "chown", path, &a, cb, private_data);
 }
 
 int pnfs_utimens_async(struct pnfs_context *ctx, const char *path, const struct timespec ts[2], pnfs_cb cb,
 		       void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	struct pc_compound *c = path_compound(nc, "utimens", path, 0, NULL, status_done);
-	nfs_argop4 *op;
-
-	if (!c)
-		return 0;
-	c->cachethis = 1;
-	op = pc_add(c, OP_SETATTR);
-	if (op && pc_fattr_times(c, &op->nfs_argop4_u.opsetattr.obj_attributes, ts) < 0)
-		c->status = -ENOMEM;
-	pc_submit(c);
-	return 0;
+	struct ns_attrs a = { .what = NS_SET_TIMES, .ts = ts };
+	return setattr_path(ctx, "utimens", path, &a, cb, private_data);
 }
 
 /* ---- mkdir, unlink, rename, symlink ------------------------------------------------------------ */
+
+/* CREATE of leaf, of type, with mode, in the directory the walk reached: its arguments, for the
+ * type's own fields, or NULL when the op could not be added (c has failed). */
+static CREATE4args *add_create(struct pc_compound *c, nfs_ftype4 type, const char *leaf, uint32_t mode)
+{
+	nfs_argop4 *op;
+	CREATE4args *a;
+
+	c->cachethis = 1;
+	op = pc_add(c, OP_CREATE);
+	if (!op)
+		return NULL;
+	a = &op->nfs_argop4_u.opcreate;
+	a->objtype.type = type;
+	pc_utf8(&a->objname, leaf);
+	if (pc_fattr_mode(c, &a->createattrs, 1, mode, 0, 0) < 0)
+		c->status = -ENOMEM;
+	return a;
+}
 
 int pnfs_mkdir_async(struct pnfs_context *ctx, const char *path, uint32_t mode, pnfs_cb cb, void *private_data)
 {
 	NS_START(ctx, cb, private_data);
 	const char *leaf = NULL;
 	struct pc_compound *c = path_compound(nc, "mkdir", path, 1, &leaf, status_done);
-	nfs_argop4 *op;
 
 	if (!c)
 		return 0;
-	c->cachethis = 1;
-	op = pc_add(c, OP_CREATE);
-	if (op) {
-		CREATE4args *a = &op->nfs_argop4_u.opcreate;
-		a->objtype.type = NF4DIR;
-		pc_utf8(&a->objname, leaf);
-		if (pc_fattr_mode(c, &a->createattrs, 1, mode, 0, 0) < 0)
-			c->status = -ENOMEM;
-	}
+	add_create(c, NF4DIR, leaf, mode);
 	pc_submit(c);
 	return 0;
 }
@@ -326,7 +326,7 @@ int pnfs_mknod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, 
 	nfs_ftype4 type;
 	const char *leaf = NULL;
 	struct pc_compound *c;
-	nfs_argop4 *op;
+	CREATE4args *a;
 
 	switch (mode & S_IFMT) {
 	case S_IFIFO: type = NF4FIFO; break;
@@ -341,18 +341,10 @@ int pnfs_mknod_async(struct pnfs_context *ctx, const char *path, uint32_t mode, 
 	c = path_compound(nc, "mknod", path, 1, &leaf, status_done);
 	if (!c)
 		return 0;
-	c->cachethis = 1;
-	op = pc_add(c, OP_CREATE);
-	if (op) {
-		CREATE4args *a = &op->nfs_argop4_u.opcreate;
-		a->objtype.type = type;
-		if (type == NF4CHR || type == NF4BLK) {
-			a->objtype.createtype4_u.devdata.specdata1 = major;
-			a->objtype.createtype4_u.devdata.specdata2 = minor;
-		}
-		pc_utf8(&a->objname, leaf);
-		if (pc_fattr_mode(c, &a->createattrs, 1, mode & 07777, 0, 0) < 0)
-			c->status = -ENOMEM;
+	a = add_create(c, type, leaf, mode & 07777);
+	if (a && (type == NF4CHR || type == NF4BLK)) {
+		a->objtype.createtype4_u.devdata.specdata1 = major;
+		a->objtype.createtype4_u.devdata.specdata2 = minor;
 	}
 	pc_submit(c);
 	return 0;
@@ -375,80 +367,74 @@ int pnfs_unlink_async(struct pnfs_context *ctx, const char *path, pnfs_cb cb, vo
 	return 0;
 }
 
-int pnfs_rename_async(struct pnfs_context *ctx, const char *from, const char *to, pnfs_cb cb,
-		      void *private_data)
+/* The second path of a call on two (rename, link): SAVEFH (the first walk's object), then the walk
+ * to the directory of path, whose last name goes to *leaf; c's "what" gains " to PATH". 0, or -errno
+ * with the context error set (kind names the path in it: "target", "new"). */
+static int add_second_path(struct pc_compound *c, const char *path, const char *kind, const char **leaf)
 {
-	NS_START(ctx, cb, private_data);
-	const char *from_leaf = NULL, *to_leaf = NULL;
+	struct pnfs_context *ctx = c->ctx;
 	const char *comp[PC_PATH_MAX_DEPTH];
-	struct pc_compound *c = path_compound(nc, "rename", from, 1, &from_leaf, status_done);
-	nfs_argop4 *op;
 	int n, rc;
 
-	if (!c)
-		return 0;
-	snprintf(c->what, sizeof(c->what), "rename %s", pc_path_show(ctx, from));
-	snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what), " to %s", pc_path_show(ctx, to));
+	snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what), " to %s", pc_path_show(ctx, path));
 	c->cachethis = 1;
 	pc_add(c, OP_SAVEFH);
-	n = pc_path_split(c, to, comp, PC_PATH_MAX_DEPTH);
-	if (n <= 0 || strcmp(comp[n - 1], "..") == 0) {
-		rc = pc_err(ctx, n < 0 ? n : -EINVAL, "%s: bad target path", c->what);
-		goto fail;
-	}
-	to_leaf = comp[n - 1];
+	n = pc_path_split(c, path, comp, PC_PATH_MAX_DEPTH);
+	if (n <= 0 || strcmp(comp[n - 1], "..") == 0)
+		return pc_err(ctx, n < 0 ? n : -EINVAL, "%s: bad %s path", c->what, kind);
+	*leaf = comp[n - 1];
 	rc = pc_add_walk(c, comp, n - 1);
-	if (rc < 0) {
-		rc = pc_err(ctx, rc, "%s: too many path components", c->what);
-		goto fail;
-	}
-	op = pc_add(c, OP_RENAME);
-	if (op) {
-		pc_utf8(&op->nfs_argop4_u.oprename.oldname, from_leaf);
-		pc_utf8(&op->nfs_argop4_u.oprename.newname, to_leaf);
-	}
-	pc_submit(c);
+	if (rc < 0)
+		return pc_err(ctx, rc, "%s: too many path components", c->what);
 	return 0;
-fail:
+}
+
+/* A call that failed before it went out: c is freed, the call completes with rc from the loop. */
+static int ns_fail(struct ns_call *nc, struct pc_compound *c, int rc)
+{
 	pc_compound_free(c);
 	pc_call_complete_later(&nc->call, rc);
 	return 0;
+}
+
+/* A call on two paths (rename, link): the walk to from (to its directory when from_parent), SAVEFH,
+ * the walk to the directory of to, then the op with the last names. */
+static int two_path_call(struct pnfs_context *ctx, const char *opname, nfs_opnum4 opnum, const char *from,
+			 int from_parent, const char *to, const char *to_kind, pnfs_cb cb, void *private_data)
+{
+	NS_START(ctx, cb, private_data);
+	const char *from_leaf = NULL, *to_leaf = NULL;
+	struct pc_compound *c = path_compound(nc, opname, from, from_parent, &from_leaf, status_done);
+	nfs_argop4 *op;
+	int rc;
+
+	if (!c)
+		return 0;
+	rc = add_second_path(c, to, to_kind, &to_leaf);
+	if (rc < 0)
+		return ns_fail(nc, c, rc);
+	op = pc_add(c, opnum);
+	if (op && opnum == OP_RENAME) {
+		pc_utf8(&op->nfs_argop4_u.oprename.oldname, from_leaf);
+		pc_utf8(&op->nfs_argop4_u.oprename.newname, to_leaf);
+	} else if (op) {
+		pc_utf8(&op->nfs_argop4_u.oplink.newname, to_leaf);
+	}
+	pc_submit(c);
+	return 0;
+}
+
+int pnfs_rename_async(struct pnfs_context *ctx, const char *from, const char *to, pnfs_cb cb,
+		      void *private_data)
+{
+	return two_path_call(ctx, "rename", OP_RENAME, from, 1, to, "target", cb, private_data);
 }
 
 /* LINK: the walk to the existing object, SAVEFH, the walk to the new name's directory, LINK. */
 int pnfs_link_async(struct pnfs_context *ctx, const char *existing, const char *newpath, pnfs_cb cb,
 		    void *private_data)
 {
-	NS_START(ctx, cb, private_data);
-	const char *comp[PC_PATH_MAX_DEPTH];
-	struct pc_compound *c = path_compound(nc, "link", existing, 0, NULL, status_done);
-	nfs_argop4 *op;
-	int n, rc;
-
-	if (!c)
-		return 0;
-	snprintf(c->what + strlen(c->what), sizeof(c->what) - strlen(c->what), " to %s", pc_path_show(ctx, newpath));
-	c->cachethis = 1;
-	pc_add(c, OP_SAVEFH);
-	n = pc_path_split(c, newpath, comp, PC_PATH_MAX_DEPTH);
-	if (n <= 0 || strcmp(comp[n - 1], "..") == 0) {
-		rc = pc_err(ctx, n < 0 ? n : -EINVAL, "%s: bad new path", c->what);
-		goto fail;
-	}
-	rc = pc_add_walk(c, comp, n - 1);
-	if (rc < 0) {
-		rc = pc_err(ctx, rc, "%s: too many path components", c->what);
-		goto fail;
-	}
-	op = pc_add(c, OP_LINK);
-	if (op)
-		pc_utf8(&op->nfs_argop4_u.oplink.newname, comp[n - 1]);
-	pc_submit(c);
-	return 0;
-fail:
-	pc_compound_free(c);
-	pc_call_complete_later(&nc->call, rc);
-	return 0;
+	return two_path_call(ctx, "link", OP_LINK, existing, 0, newpath, "new", cb, private_data);
 }
 
 int pnfs_symlink_async(struct pnfs_context *ctx, const char *target, const char *linkpath, pnfs_cb cb,
@@ -457,27 +443,18 @@ int pnfs_symlink_async(struct pnfs_context *ctx, const char *target, const char 
 	NS_START(ctx, cb, private_data);
 	const char *leaf = NULL;
 	struct pc_compound *c = path_compound(nc, "symlink", linkpath, 1, &leaf, status_done);
-	nfs_argop4 *op;
+	CREATE4args *a;
 	char *t;
 
 	if (!c)
 		return 0;
-	if (strlen(target) > PROTO_LINKTEXT_MAX) {
-		pc_compound_free(c);
-		pc_call_complete_later(&nc->call, pc_err(ctx, -ENAMETOOLONG, "symlink target too long"));
-		return 0;
-	}
-	c->cachethis = 1;
+	if (strlen(target) > PROTO_LINKTEXT_MAX)
+		return ns_fail(nc, c, pc_err(ctx, -ENAMETOOLONG, "symlink target too long"));
 	t = pc_strdup(c, target);
-	op = pc_add(c, OP_CREATE);
-	if (op && t) {
-		CREATE4args *a = &op->nfs_argop4_u.opcreate;
-		a->objtype.type = NF4LNK;
+	a = add_create(c, NF4LNK, leaf, 0777);
+	if (a && t) {
 		a->objtype.createtype4_u.linkdata.linktext4_val = t;
 		a->objtype.createtype4_u.linkdata.linktext4_len = (u_int)strlen(t);
-		pc_utf8(&a->objname, leaf);
-		if (pc_fattr_mode(c, &a->createattrs, 1, 0777, 0, 0) < 0)
-			c->status = -ENOMEM;
 	}
 	pc_submit(c);
 	return 0;
@@ -486,14 +463,10 @@ int pnfs_symlink_async(struct pnfs_context *ctx, const char *target, const char 
 static void readlink_done(struct pc_compound *c)
 {
 	struct ns_call *nc = c->priv;
-	nfs_resop4 *rl = pc_res_op(c, OP_READLINK);
-	int rc = c->status;
+	int rc;
+	nfs_resop4 *rl = pc_result(c, OP_READLINK, &rc);
 
-	if (rc < 0) {
-		pc_compound_err(c);
-	} else if (!rl) {
-		rc = pc_err(c->ctx, -EPROTO, "%s: no READLINK result", c->what);
-	} else {
+	if (rl) {
 		linktext4 *l = &rl->nfs_resop4_u.opreadlink.READLINK4res_u.resok4.link;
 		nc->text = malloc(l->linktext4_len + 1);
 		if (!nc->text) {
@@ -545,18 +518,13 @@ unsigned pnfs_dir_count(const struct pnfs_dir *dir)
 
 static int dir_add(struct pnfs_dir *d, const entry4 *e)
 {
-	struct pnfs_dirent *de;
+	struct pnfs_dirent *de = pc_grow(d->ents, &d->cap, d->n, sizeof(*de), 64);
 	struct proto_fattr fa;
 	char *name;
 
-	if (d->n == d->cap) {
-		unsigned cap = d->cap ? d->cap * 2 : 64;
-		struct pnfs_dirent *p = realloc(d->ents, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		d->ents = p;
-		d->cap = cap;
-	}
+	if (!de)
+		return -ENOMEM;
+	d->ents = de;
 	name = malloc(e->name.utf8string_len + 1);
 	if (!name)
 		return -ENOMEM;
@@ -577,19 +545,14 @@ static void readdir_done(struct pc_compound *c)
 {
 	struct ns_call *nc = c->priv;
 	struct pnfs_context *ctx = c->ctx;
-	nfs_resop4 *rd = pc_res_op(c, OP_READDIR), *fh = pc_res_op(c, OP_GETFH);
+	nfs_resop4 *rd, *fh = pc_res_op(c, OP_GETFH);
 	READDIR4resok *ok;
 	uint64_t last = 0;
-	int rc = c->status;
+	int rc;
 
-	if (rc < 0) {
-		pc_compound_err(c);
+	rd = pc_result(c, OP_READDIR, &rc);
+	if (!rd)
 		goto fail;
-	}
-	if (!rd) {
-		rc = pc_err(ctx, -EPROTO, "%s: no READDIR result", c->what);
-		goto fail;
-	}
 	if (fh) {
 		nfs_fh4 *o = &fh->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
 		if (o->nfs_fh4_len == 0 || o->nfs_fh4_len > NFS4_FHSIZE) {

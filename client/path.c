@@ -158,6 +158,17 @@ int pc_attr_decode(const fattr4 *in, struct proto_fattr *fa, struct pnfs_stat *s
 	return 0;
 }
 
+int pc_getattr_reply(struct pc_compound *c, struct proto_fattr *fa, struct pnfs_stat *st)
+{
+	nfs_resop4 *ga = pc_res_op(c, OP_GETATTR);
+
+	if (c->status < 0)
+		return pc_compound_err(c);
+	if (!ga || pc_attr_decode(&ga->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4.obj_attributes, fa, st) < 0)
+		return pc_err(c->ctx, -EPROTO, "%s: bad GETATTR reply", c->what);
+	return 0;
+}
+
 static int fattr_encode(struct pc_compound *c, fattr4 *out, struct proto_fattr *fa);
 
 static void settime(settime4 *st, const struct timespec *ts)

@@ -179,6 +179,24 @@ static void piece_free(struct piece *p)
 	free(p);
 }
 
+/* A piece of io through extent e of seg, for the file's bytes [foff, foff + len); NULL when out of
+ * memory. Caller frees with piece_free. */
+static struct piece *piece_new(struct pc_io *io, struct pc_seg *seg, const struct pc_ext *e, uint64_t foff,
+			       uint64_t len)
+{
+	struct piece *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->io = io;
+	p->seg = seg;
+	p->dev = e->dev;
+	p->gen = e->dev->key_gen;
+	p->foff = foff;
+	p->len = len;
+	return p;
+}
+
 static void io_maybe_complete(struct pc_io *io);
 
 static void piece_end(struct piece *p, int status, const struct blkmap_io_result *res)
@@ -403,18 +421,12 @@ static int issue_write(struct pc_io *io, struct pc_seg *seg, struct pc_ext *t, u
 	uint64_t bs = t->dev->block_bytes ? t->dev->block_bytes : 512;
 	uint64_t unit = t->state == PNFS_BLOCK_INVALID_DATA ? umax(lo->blksize ? lo->blksize : 4096, bs) : bs;
 	uint64_t wa = umax(rdown(foff, unit), t->foff), wb = umin(rup(foff + len, unit), ext_end(t));
-	struct piece *p = calloc(1, sizeof(*p));
+	struct piece *p = piece_new(io, seg, t, foff, len);
 	int rc = 0;
 
 	if (!p)
 		return -ENOMEM;
-	p->io = io;
-	p->seg = seg;
-	p->dev = t->dev;
-	p->gen = t->dev->key_gen;
 	p->epoch = lo->epoch;
-	p->foff = foff;
-	p->len = len;
 	p->wfoff = wa;
 	p->wlen = wb - wa;
 	p->wsoff = soff_at(t, wa);
@@ -466,15 +478,9 @@ static int issue_read(struct pc_io *io, struct pc_seg *seg, const struct pc_ext 
 	s = soff_at(e, foff);
 	ws = rdown(s, bs);
 	we = rup(s + len, bs);
-	p = calloc(1, sizeof(*p));
+	p = piece_new(io, seg, e, foff, len);
 	if (!p)
 		return -ENOMEM;
-	p->io = io;
-	p->seg = seg;
-	p->dev = e->dev;
-	p->gen = e->dev->key_gen;
-	p->foff = foff;
-	p->len = len;
 	if (s > ws && !(p->head = malloc(s - ws))) {
 		piece_free(p);
 		return -ENOMEM;

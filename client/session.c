@@ -934,13 +934,20 @@ static void umount_finish(struct umount_call *u)
 	pc_call_complete(&u->call, u->status, NULL);
 }
 
+/* A teardown step's reply (c, then freed): its error is the umount's unless one came first (a lost
+ * connection is none). */
+static void teardown_step_done(struct umount_call *u, struct pc_compound *c)
+{
+	if (c->status < 0 && u->status == 0 && c->status != -ENOTCONN)
+		u->status = pc_compound_err(c);
+	pc_compound_free(c);
+}
+
 static void destroy_clientid_done(struct pc_compound *c)
 {
 	struct umount_call *u = c->priv;
 
-	if (c->status < 0 && u->status == 0 && c->status != -ENOTCONN)
-		u->status = pc_compound_err(c);
-	pc_compound_free(c);
+	teardown_step_done(u, c);
 	umount_finish(u);
 }
 
@@ -951,9 +958,7 @@ static void destroy_session_done(struct pc_compound *c)
 	struct pc_compound *d;
 	nfs_argop4 *op;
 
-	if (c->status < 0 && u->status == 0 && c->status != -ENOTCONN)
-		u->status = pc_compound_err(c);
-	pc_compound_free(c);
+	teardown_step_done(u, c);
 	ctx->have_session = 0;
 	if (!ctx->conn.connected || !ctx->have_clientid) {
 		umount_finish(u);

@@ -15,14 +15,16 @@ int pnfs_is_url(const char *s)
 	return s && strncmp(s, PNFS_SCHEME, strlen(PNFS_SCHEME)) == 0;
 }
 
-static int hexval(int c)
+/* The byte a %XX escape at s names (s after the '%'), or -1 when XX is not two hex digits. */
+static int pct_byte(const char *s)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
+	char hex[3] = { 0 };
+
+	if (!isxdigit((unsigned char)s[0]) || !isxdigit((unsigned char)s[1]))
+		return -1;
+	hex[0] = s[0];
+	hex[1] = s[1];
+	return (int)strtol(hex, NULL, 16);
 }
 
 int pnfs_parse_url(const char *url, struct pnfs_url *out)
@@ -69,11 +71,8 @@ int pnfs_parse_url(const char *url, struct pnfs_url *out)
 	for (; *path; path++) {
 		int c = (unsigned char)*path;
 		if (c == '%') {
-			int h = hexval(path[1]), l = h >= 0 ? hexval(path[2]) : -1;
-			if (h < 0 || l < 0)
-				return -EINVAL;
-			c = h * 16 + l;
-			if (c == 0)
+			c = pct_byte(path + 1);
+			if (c <= 0)
 				return -EINVAL;
 			path += 2;
 		}
