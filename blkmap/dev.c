@@ -200,16 +200,10 @@ struct blkmap_dev *blkmap_dev_ref(struct blkmap_dev *dev)
 
 static void fail_list(struct blkmap_dev *dev)
 {
-	while (dev->pend_head) {
-		struct bm_cmd *c = dev->pend_head;
-		dev->pend_head = c->next;
-		if (!dev->pend_head)
-			dev->pend_tail = NULL;
-		dev->npending--;
-		c->on_list = 0;
-		c->next = c->prev = NULL;
+	struct bm_cmd *c;
+
+	while ((c = bm_pend_pop(dev)))
 		bm_cmd_finish(c, -ECANCELED, "%s: device closed", dev->name);
-	}
 }
 
 /* Shut the device down (its commands fail with -ECANCELED), unlink it from its context and free it,
@@ -340,19 +334,26 @@ void bm_dev_enqueue(struct blkmap_dev *dev, struct bm_cmd *cmd)
 	dev->npending++;
 }
 
-static struct bm_cmd *pend_pop(struct blkmap_dev *dev)
+void bm_pend_remove(struct blkmap_dev *dev, struct bm_cmd *c)
 {
-	struct bm_cmd *c = dev->pend_head;
-	if (!c)
-		return NULL;
-	dev->pend_head = c->next;
-	if (dev->pend_head)
-		dev->pend_head->prev = NULL;
+	if (c->prev)
+		c->prev->next = c->next;
 	else
-		dev->pend_tail = NULL;
+		dev->pend_head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		dev->pend_tail = c->prev;
 	c->next = c->prev = NULL;
 	c->on_list = 0;
 	dev->npending--;
+}
+
+struct bm_cmd *bm_pend_pop(struct blkmap_dev *dev)
+{
+	struct bm_cmd *c = dev->pend_head;
+	if (c)
+		bm_pend_remove(dev, c);
 	return c;
 }
 
@@ -369,7 +370,7 @@ void bm_dev_dispatch(struct blkmap_dev *dev)
 		/* one guard for the batch (each send would take its own) */
 		bm_sigpipe_block(&g);
 		while (dev->pend_head && dev->inflight < ctx->queue_depth && dev->state == BM_UP) {
-			struct bm_cmd *c = pend_pop(dev);
+			struct bm_cmd *c = bm_pend_pop(dev);
 			if (bm_iscsi_send(c) < 0)
 				break;
 		}
@@ -378,7 +379,7 @@ void bm_dev_dispatch(struct blkmap_dev *dev)
 		return;
 	}
 	while (dev->pend_head && dev->inflight < ctx->queue_depth) {
-		struct bm_cmd *c = pend_pop(dev);
+		struct bm_cmd *c = bm_pend_pop(dev);
 		dev->inflight++;
 		c->on_list = 3;
 		bm_pool_submit(ctx, c);

@@ -243,6 +243,9 @@ int bm_cmd_add_range(struct bm_cmd *cmd, const struct iovec *iov, int niov, uint
 /* dev.c */
 void bm_dev_enqueue(struct blkmap_dev *dev, struct bm_cmd *cmd);
 void bm_dev_dispatch(struct blkmap_dev *dev);
+/* Takes c off dev's pending list; the first pending command off it (NULL: none). */
+void bm_pend_remove(struct blkmap_dev *dev, struct bm_cmd *c);
+struct bm_cmd *bm_pend_pop(struct blkmap_dev *dev);
 void bm_dev_service(struct blkmap_dev *dev, uint32_t events);
 void bm_dev_tick(struct blkmap_dev *dev, int64_t now);
 void bm_dev_destroy(struct blkmap_dev *dev);

@@ -391,16 +391,8 @@ static void fail_wrong(struct blkmap_dev *dev)
 		return;
 	blkmap_dev_ref(dev);
 	while (dev->pend_head && dev->wrong) {
-		struct bm_cmd *c = dev->pend_head;
+		struct bm_cmd *c = bm_pend_pop(dev);
 		char what[80];
-		dev->pend_head = c->next;
-		if (dev->pend_head)
-			dev->pend_head->prev = NULL;
-		else
-			dev->pend_tail = NULL;
-		c->next = c->prev = NULL;
-		c->on_list = 0;
-		dev->npending--;
 		bm_cmd_finish(c, -BLKMAP_EWRONGLUN, "%s: %s: out of service, the LUN came back different: %s", dev->name,
 			      bm_cmd_what(c, what, sizeof(what)), dev->wrong_why);
 	}
@@ -663,18 +655,8 @@ void bm_iscsi_tick(struct blkmap_dev *dev, int64_t now)
 			if (!c->deadline_ms)
 				c->deadline_ms = now + dev->ctx->timeout_ms;
 			if (now >= c->deadline_ms) {
-				if (c->prev)
-					c->prev->next = c->next;
-				else
-					dev->pend_head = c->next;
-				if (c->next)
-					c->next->prev = c->prev;
-				else
-					dev->pend_tail = c->prev;
-				c->next = c->prev = NULL;
-				c->on_list = 0;
-				dev->npending--;
 				char what[80];
+				bm_pend_remove(dev, c);
 				bm_cmd_finish(c, -ETIMEDOUT, "%s: %s: no session within %u ms (%s)", dev->name,
 					      bm_cmd_what(c, what, sizeof(what)), dev->ctx->timeout_ms,
 					      dev->down_reason[0] ? dev->down_reason : "not connected");

@@ -84,11 +84,12 @@ int oom_vasprintf(char **out, const char *fmt, va_list ap)
 
 int oom_asprintf(char **out, const char *fmt, ...)
 {
+	int rc = -1;
 	va_list ap;
-	int rc;
 
 	va_start(ap, fmt);
-	rc = oom_vasprintf(out, fmt, ap);
+	if (!oom_fail_now())
+		rc = vasprintf(out, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -148,7 +149,8 @@ enum oom_outcome {
 };
 
 struct oom_totals {
-	long runs, passed, failed_cleanly, leaks_unchecked, after_fail, bad, cases, cases_sampled, no_alloc;
+	long runs, bad, cases, cases_sampled, no_alloc;
+	long by[OOM_CRASH + 1]; /* runs by outcome */
 	char bad_log[16384];
 };
 
@@ -302,23 +304,8 @@ static void oom_case(const struct test_suite *s, const struct test_case *c, stru
 		o = oom_classify(ws, rep);
 		done++;
 		t->runs++;
-		switch (o) {
-		case OOM_PASSED:
-		case OOM_SKIPPED:
-			t->passed++;
-			break;
-		case OOM_FAILED_CLEANLY:
-			t->failed_cleanly++;
-			break;
-		case OOM_LEAK_AFTER_FAIL:
-			t->leaks_unchecked++;
-			break;
-		case OOM_AFTER_FAIL:
-			t->after_fail++;
-			break;
-		case OOM_LEAK:
-		case OOM_HANG:
-		case OOM_CRASH:
+		t->by[o]++;
+		if (o == OOM_LEAK || o == OOM_HANG || o == OOM_CRASH) {
 			bad++;
 			t->bad++;
 			printf("\n    allocation %ld of %ld failing: %s (%s %d)\n", n, total, oom_outcome_name(o),
@@ -328,7 +315,6 @@ static void oom_case(const struct test_suite *s, const struct test_case *c, stru
 			snprintf(t->bad_log + strlen(t->bad_log), sizeof(t->bad_log) - strlen(t->bad_log),
 				 "  %s/%s with allocation %ld of %ld failing: %s\n", s->name, c->name, n, total,
 				 oom_outcome_name(o));
-			break;
 		}
 		if (bad >= 3)
 			break; /* the first reports say enough */
@@ -371,8 +357,9 @@ int oom_main(const struct test_suite *const *suites, size_t nsuites, int argc, c
 	printf("\nAllocation-failure summary (%.0f s): %ld cases (%ld sampled, %ld without allocations), %ld runs: "
 	       "%ld passed, %ld failed cleanly, %ld bad; not counted: %ld leaks and %ld crashes or hangs in a test "
 	       "that went on after a failed assertion\n",
-	       oom_now() - t0, t->cases, t->cases_sampled, t->no_alloc, t->runs, t->passed, t->failed_cleanly,
-	       t->bad, t->leaks_unchecked, t->after_fail);
+	       oom_now() - t0, t->cases, t->cases_sampled, t->no_alloc, t->runs,
+	       t->by[OOM_PASSED] + t->by[OOM_SKIPPED], t->by[OOM_FAILED_CLEANLY], t->bad, t->by[OOM_LEAK_AFTER_FAIL],
+	       t->by[OOM_AFTER_FAIL]);
 	if (t->runs == 0)
 		printf("no allocation was failed: is this runner built by `make test-oom`?\n");
 	if (t->bad)
