@@ -334,19 +334,37 @@ void bm_dev_enqueue(struct blkmap_dev *dev, struct bm_cmd *cmd)
 	dev->npending++;
 }
 
-void bm_pend_remove(struct blkmap_dev *dev, struct bm_cmd *c)
+void bm_cmd_unlink(struct bm_cmd **head, struct bm_cmd **tail, struct bm_cmd *c)
 {
 	if (c->prev)
 		c->prev->next = c->next;
 	else
-		dev->pend_head = c->next;
+		*head = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
 	else
-		dev->pend_tail = c->prev;
+		*tail = c->prev;
 	c->next = c->prev = NULL;
 	c->on_list = 0;
+}
+
+void bm_pend_remove(struct blkmap_dev *dev, struct bm_cmd *c)
+{
+	bm_cmd_unlink(&dev->pend_head, &dev->pend_tail, c);
 	dev->npending--;
+}
+
+void bm_pend_push_front(struct blkmap_dev *dev, struct bm_cmd *c)
+{
+	c->next = dev->pend_head;
+	c->prev = NULL;
+	if (dev->pend_head)
+		dev->pend_head->prev = c;
+	else
+		dev->pend_tail = c;
+	dev->pend_head = c;
+	c->on_list = 1;
+	dev->npending++;
 }
 
 struct bm_cmd *bm_pend_pop(struct blkmap_dev *dev)

@@ -243,9 +243,13 @@ int bm_cmd_add_range(struct bm_cmd *cmd, const struct iovec *iov, int niov, uint
 /* dev.c */
 void bm_dev_enqueue(struct blkmap_dev *dev, struct bm_cmd *cmd);
 void bm_dev_dispatch(struct blkmap_dev *dev);
-/* Takes c off dev's pending list; the first pending command off it (NULL: none). */
+/* Takes c off the command list head..tail. */
+void bm_cmd_unlink(struct bm_cmd **head, struct bm_cmd **tail, struct bm_cmd *c);
+/* dev's pending list: c taken off it; the first one taken off (NULL: none); c put first (a
+ * command sent again). */
 void bm_pend_remove(struct blkmap_dev *dev, struct bm_cmd *c);
 struct bm_cmd *bm_pend_pop(struct blkmap_dev *dev);
+void bm_pend_push_front(struct blkmap_dev *dev, struct bm_cmd *c);
 void bm_dev_service(struct blkmap_dev *dev, uint32_t events);
 void bm_dev_tick(struct blkmap_dev *dev, int64_t now);
 void bm_dev_destroy(struct blkmap_dev *dev);

@@ -673,16 +673,7 @@ void bm_iscsi_tick(struct blkmap_dev *dev, int64_t now)
 
 static void inflight_remove(struct blkmap_dev *dev, struct bm_cmd *c)
 {
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		dev->infl_head = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	else
-		dev->infl_tail = c->prev;
-	c->next = c->prev = NULL;
-	c->on_list = 0;
+	bm_cmd_unlink(&dev->infl_head, &dev->infl_tail, c);
 	dev->inflight--;
 }
 
@@ -746,28 +737,10 @@ static void task_cb(struct iscsi_context *isc, int status, void *data, void *pri
 	if (retry && c->retries < BM_MAX_RETRIES && bm_now_ms() < c->deadline_ms) {
 		/* UNIT ATTENTION (reset, reservations preempted or released), BUSY: send it again */
 		c->retries++;
-		c->next = dev->pend_head;
-		c->prev = NULL;
-		if (dev->pend_head)
-			dev->pend_head->prev = c;
-		else
-			dev->pend_tail = c;
-		dev->pend_head = c;
-		c->on_list = 1;
-		dev->npending++;
-		if (!c->req) {
-			/* internal commands bypass the queue */
-			dev->pend_head = c->next;
-			if (dev->pend_head)
-				dev->pend_head->prev = NULL;
-			else
-				dev->pend_tail = NULL;
-			c->next = NULL;
-			c->on_list = 0;
-			dev->npending--;
-			if (bm_iscsi_send(c) < 0)
-				bm_cmd_finish(c, -EIO, "%s: resend failed", dev->name);
-		}
+		if (c->req)
+			bm_pend_push_front(dev, c);
+		else if (bm_iscsi_send(c) < 0) /* internal commands bypass the queue */
+			bm_cmd_finish(c, -EIO, "%s: resend failed", dev->name);
 		return;
 	}
 	if (rc < 0) {
@@ -820,17 +793,8 @@ int bm_iscsi_send(struct bm_cmd *c)
 		/* the session cannot take commands: back to the head of the queue, session reset */
 		snprintf(dev->down_reason, sizeof(dev->down_reason), "cannot queue a command: %s",
 			 iscsi_get_error(dev->isc));
-		if (c->req) {
-			c->next = dev->pend_head;
-			c->prev = NULL;
-			if (dev->pend_head)
-				dev->pend_head->prev = c;
-			else
-				dev->pend_tail = c;
-			dev->pend_head = c;
-			c->on_list = 1;
-			dev->npending++;
-		}
+		if (c->req)
+			bm_pend_push_front(dev, c);
 		dev->lost = 1;
 		return -1;
 	}
