@@ -321,15 +321,22 @@ int blkmap_dev_inquiry(struct blkmap_dev *dev, struct blkmap_inquiry *out)
 
 /* ---- the queue -------------------------------------------------------------------------------- */
 
+void bm_cmd_link(struct bm_cmd **head, struct bm_cmd **tail, struct bm_cmd *c, int first)
+{
+	struct bm_cmd **end = first ? head : tail;
+
+	c->next = first ? *head : NULL;
+	c->prev = first ? NULL : *tail;
+	if (*end)
+		*(first ? &(*end)->prev : &(*end)->next) = c;
+	else
+		*(first ? tail : head) = c;
+	*end = c;
+}
+
 void bm_dev_enqueue(struct blkmap_dev *dev, struct bm_cmd *cmd)
 {
-	cmd->next = NULL;
-	cmd->prev = dev->pend_tail;
-	if (dev->pend_tail)
-		dev->pend_tail->next = cmd;
-	else
-		dev->pend_head = cmd;
-	dev->pend_tail = cmd;
+	bm_cmd_link(&dev->pend_head, &dev->pend_tail, cmd, 0);
 	cmd->on_list = 1;
 	dev->npending++;
 }
@@ -356,13 +363,7 @@ void bm_pend_remove(struct blkmap_dev *dev, struct bm_cmd *c)
 
 void bm_pend_push_front(struct blkmap_dev *dev, struct bm_cmd *c)
 {
-	c->next = dev->pend_head;
-	c->prev = NULL;
-	if (dev->pend_head)
-		dev->pend_head->prev = c;
-	else
-		dev->pend_tail = c;
-	dev->pend_head = c;
+	bm_cmd_link(&dev->pend_head, &dev->pend_tail, c, 1);
 	c->on_list = 1;
 	dev->npending++;
 }

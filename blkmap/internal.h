@@ -243,7 +243,8 @@ int bm_cmd_add_range(struct bm_cmd *cmd, const struct iovec *iov, int niov, uint
 /* dev.c */
 void bm_dev_enqueue(struct blkmap_dev *dev, struct bm_cmd *cmd);
 void bm_dev_dispatch(struct blkmap_dev *dev);
-/* Takes c off the command list head..tail. */
+/* Puts c on the command list head..tail, first or last; takes it off. */
+void bm_cmd_link(struct bm_cmd **head, struct bm_cmd **tail, struct bm_cmd *c, int first);
 void bm_cmd_unlink(struct bm_cmd **head, struct bm_cmd **tail, struct bm_cmd *c);
 /* dev's pending list: c taken off it; the first one taken off (NULL: none); c put first (a
  * command sent again). */

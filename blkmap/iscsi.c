@@ -799,13 +799,7 @@ int bm_iscsi_send(struct bm_cmd *c)
 		return -1;
 	}
 	c->task = task;
-	c->prev = dev->infl_tail;
-	c->next = NULL;
-	if (dev->infl_tail)
-		dev->infl_tail->next = c;
-	else
-		dev->infl_head = c;
-	dev->infl_tail = c;
+	bm_cmd_link(&dev->infl_head, &dev->infl_tail, c, 0);
 	c->on_list = 2;
 	dev->inflight++;
 	return 0;
