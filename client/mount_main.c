@@ -569,6 +569,10 @@ static void attr_cb(struct pnfs_context *ctx, int status, void *data, void *priv
 		return;
 	}
 	to_stat(ps, &st);
+	/* An open file whose last name went (removed here or by another client; the server keeps it
+	 * while it is open): the server counts no link, and fstat(2) says so. */
+	if (o->from_handle && ps->nlink == 0 && ps->type == PNFS_REG)
+		st.st_nlink = 0;
 	/* Writes answered but not yet done may grow the file. */
 	if (o->node->wfirst && writes_end(o->node) > (uint64_t)st.st_size)
 		st.st_size = (off_t)writes_end(o->node);

@@ -316,6 +316,41 @@ static void test_unmount_with_writes_pending(void)
 	}
 }
 
+/* An open file whose last name went (pjdfstest unlink/14): fstat says nlink 0, and the file is
+ * still read and written through the descriptor; a file with another name left says 1; a file
+ * open on one mount and removed through the other says 0 too. */
+static void test_open_file_unlinked(void)
+{
+	NEED();
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; bad=0\n"
+				  "python3 - \"$M\" \"$N\" <<'EOF' || bad=1\n"
+				  "import os, sys\n"
+				  "m, n = sys.argv[1], sys.argv[2]\n"
+				  "fd = os.open(m + '/gone', os.O_RDWR | os.O_CREAT, 0o644)\n"
+				  "os.write(fd, b'x' * 5000)\n"
+				  "assert os.fstat(fd).st_nlink == 1, os.fstat(fd).st_nlink\n"
+				  "os.unlink(m + '/gone')\n"
+				  "assert os.fstat(fd).st_nlink == 0, 'after unlink: nlink %%d' %% os.fstat(fd).st_nlink\n"
+				  "os.pwrite(fd, b'y' * 3000, 5000)\n"
+				  "assert os.pread(fd, 8000, 0) == b'x' * 5000 + b'y' * 3000\n"
+				  "assert os.fstat(fd).st_size == 8000\n"
+				  "assert not os.path.exists(n + '/gone')\n"
+				  "os.close(fd)\n"
+				  "fd = os.open(m + '/two', os.O_RDWR | os.O_CREAT, 0o644)\n"
+				  "os.link(m + '/two', m + '/two-b'); os.unlink(m + '/two')\n"
+				  "assert os.fstat(fd).st_nlink == 1, 'one name left: nlink %%d' %% os.fstat(fd).st_nlink\n"
+				  "os.close(fd); os.unlink(m + '/two-b')\n"
+				  "open(m + '/other', 'w').write('held')\n"
+				  "fd = os.open(n + '/other', os.O_RDONLY)\n"  /* n: no attribute cache */
+				  "os.unlink(m + '/other')\n"
+				  "assert os.fstat(fd).st_nlink == 0, 'removed elsewhere: nlink %%d' %% os.fstat(fd).st_nlink\n"
+				  "assert os.pread(fd, 10, 0) == b'held'\n"
+				  "os.close(fd)\n"
+				  "EOF\n"
+				  "echo bad=$bad\n",
+				  mnt1, mnt2));
+}
+
 /* A wrong server or path fails the mount at once, with its reason, exit status 1; bad usage 2. */
 static void test_mount_errors(void)
 {
@@ -411,4 +446,5 @@ TEST_SUITE(client_mount, "integration/client_mount", suite_init, suite_clean,
 	   { "attribute cache timeout and close-to-open", test_attr_timeout },
 	   { "two readers at once, 1 MiB writes", test_concurrency_and_large_writes },
 	   { "unmount with writes pending", test_unmount_with_writes_pending },
+	   { "fstat of an open file after its last name went", test_open_file_unlinked },
 	   { "mount errors", test_mount_errors });
