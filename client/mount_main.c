@@ -52,6 +52,8 @@
 
 #define MOUNT_MAX_WRITE_BYTES (1u << 20)
 #define MOUNT_WRITE_BEHIND_BYTES (64ull << 20)
+#define MOUNT_READ_AHEAD_KIB 0 /* the kernel's: more helps the MDS path more than layouts */
+#define MOUNT_POOL_MAX 96
 #define NODE_BUCKETS 16384
 
 struct handle;
@@ -104,6 +106,8 @@ struct op {
 	char *buf;
 	size_t size;
 	int from_handle;          /* attributes asked of an open file, not of a path */
+	int buf_pool;             /* buf: a request buffer (kept for the next request) or a read buffer
+				   * of MOUNT_MAX_WRITE_BYTES (kept for the next read), not malloc'd alone */
 	mode_t mode;
 	int to_set;               /* setattr: what is left to set */
 	struct stat attr;
@@ -148,7 +152,15 @@ static struct {
 	uint64_t wb_limit_bytes, wb_bytes, wb_bytes_max, writes_behind, wseq;
 	struct op *ack_first, *ack_last;
 	struct fuse_buf fbuf;     /* the request being read from /dev/fuse */
-} M = { .attr_timeout = 1.0, .wb_limit_bytes = MOUNT_WRITE_BEHIND_BYTES };
+	/* Buffers kept for reuse: 64 MiB of writes in flight through fresh 1 MiB allocations cost a
+	 * page fault per 4 KiB each time (glibc returns freed memory to the system); kept ones are
+	 * mapped already. Request buffers are libfuse's (its size); read buffers max_read bytes. */
+	void *req_bufs[MOUNT_POOL_MAX], *read_bufs[MOUNT_POOL_MAX];
+	unsigned nreq_bufs, nread_bufs;
+	char mountpoint[PATH_MAX];
+	unsigned read_ahead_kib;  /* the kernel's read-ahead on the mount (0: leave it) */
+	int inited, read_ahead_set;
+} M = { .attr_timeout = 1.0, .wb_limit_bytes = MOUNT_WRITE_BEHIND_BYTES, .read_ahead_kib = MOUNT_READ_AHEAD_KIB };
 
 /* ---- the inode table ------------------------------------------------------------------------ */
 
@@ -295,11 +307,24 @@ static struct op *op_new(fuse_req_t req, enum op_kind kind)
 	return o;
 }
 
+static void buf_keep(void **pool, unsigned *n, void *buf)
+{
+	if (*n < MOUNT_POOL_MAX)
+		pool[(*n)++] = buf;
+	else
+		free(buf);
+}
+
 static void op_free(struct op *o)
 {
 	free(o->path);
 	free(o->path2);
-	free(o->buf);
+	if (o->buf_pool == 1)
+		buf_keep(M.req_bufs, &M.nreq_bufs, o->buf);
+	else if (o->buf_pool == 2)
+		buf_keep(M.read_bufs, &M.nread_bufs, o->buf);
+	else
+		free(o->buf);
 	free(o);
 }
 
@@ -1238,7 +1263,15 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	o = op_new(req, OP_READ);
 	if (!o)
 		return;
-	o->buf = malloc(size ? size : 1);
+	if (size <= MOUNT_MAX_WRITE_BYTES && M.nread_bufs) {
+		o->buf = M.read_bufs[--M.nread_bufs];
+		o->buf_pool = 2;
+	} else if (size <= MOUNT_MAX_WRITE_BYTES) {
+		o->buf = malloc(MOUNT_MAX_WRITE_BYTES);
+		o->buf_pool = 2;
+	} else {
+		o->buf = malloc(size);
+	}
 	if (!o->buf) {
 		fail(o, -ENOMEM);
 		return;
@@ -1420,7 +1453,9 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	 * (the loop reads the next request into a new one) rather than a copy. */
 	if (M.fbuf.mem && buf >= (const char *)M.fbuf.mem && buf + size <= (const char *)M.fbuf.mem + M.fbuf.size) {
 		o->buf = M.fbuf.mem;
-		M.fbuf.mem = NULL;
+		o->buf_pool = 1;
+		/* the next request goes to a kept buffer, or libfuse allocates one */
+		M.fbuf.mem = M.nreq_bufs ? M.req_bufs[--M.nreq_bufs] : NULL;
 		data = buf;
 	} else {
 		o->buf = malloc(size);
@@ -1584,9 +1619,44 @@ static void stats_write(void)
 	M.stats_dirty = 0;
 }
 
+/* -o read_ahead=KIB: FUSE offers at most 128 KiB of read-ahead in INIT (the default of a new
+ * backing device); the backing device's read_ahead_kb, written after INIT (root only), lets the
+ * kernel keep several max_read (1 MiB) reads in flight. The device is found in
+ * /proc/self/mountinfo: a stat(2) of the mount point would be a FUSE request to this thread. */
+static void read_ahead_set(void)
+{
+	char line[PATH_MAX * 2 + 200], path[128];
+	unsigned maj = 0, min = 0;
+	int found = 0;
+	FILE *f;
+
+	M.read_ahead_set = 1;
+	if (!M.read_ahead_kib || !(f = fopen("/proc/self/mountinfo", "r")))
+		return;
+	while (fgets(line, sizeof(line), f)) { /* the last one: a mount over an older one */
+		char mp[PATH_MAX + 1];
+		unsigned a, b;
+		if (sscanf(line, "%*u %*u %u:%u %*s %4096s", &a, &b, mp) == 3 && !strcmp(mp, M.mountpoint)) {
+			maj = a;
+			min = b;
+			found = 1;
+		}
+	}
+	fclose(f);
+	if (!found)
+		return;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb", maj, min);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%u\n", M.read_ahead_kib);
+		fclose(f);
+	}
+}
+
 static void ll_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
+	M.inited = 1;
 	conn->max_write = MOUNT_MAX_WRITE_BYTES;
 	conn->max_readahead = MOUNT_MAX_WRITE_BYTES;
 	conn->want |= FUSE_CAP_ASYNC_READ;
@@ -1691,6 +1761,8 @@ static void session_loop(void)
 					break;
 				}
 				fuse_session_process_buf(M.se, &M.fbuf);
+				if (M.inited && !M.read_ahead_set)
+					read_ahead_set();
 			}
 		}
 		if (M.stats_dirty && time(NULL) != last_stats) {
@@ -1700,6 +1772,10 @@ static void session_loop(void)
 	}
 	free(M.fbuf.mem);
 	M.fbuf.mem = NULL;
+	while (M.nreq_bufs)
+		free(M.req_bufs[--M.nreq_bufs]);
+	while (M.nread_bufs)
+		free(M.read_bufs[--M.nread_bufs]);
 }
 
 /* Mount, go to the background (unless fg), make the context, serve until unmounted. */
@@ -1709,6 +1785,10 @@ static int run_session(int argc, char **argv, const char *mp, int fg)
 	int rc = 1;
 
 	M.generation = (uint64_t)time(NULL);
+	/* mountinfo shows the mount point with spaces and the like escaped: such a mount keeps the
+	 * default read-ahead */
+	if (!realpath(mp, M.mountpoint))
+		snprintf(M.mountpoint, sizeof(M.mountpoint), "%s", mp);
 	M.next_ino = FUSE_ROOT_ID + 1;
 	M.root.ino = FUSE_ROOT_ID;
 	M.root.type_mode = S_IFDIR;
@@ -1763,6 +1843,8 @@ static void mount_usage(FILE *f)
 		"  -o write_behind=MIB  answer write(2) once its bytes are copied, with up to MIB MiB\n"
 		"                     not yet written to storage (default 64; 0: answer when written);\n"
 		"                     a failed write is reported at the next write, fsync or close\n"
+		"  -o read_ahead=KIB  set the kernel's read-ahead on the mount (as root; default: the\n"
+		"                     kernel's own, 128)\n"
 		"  -o stats=FILE      keep the mount's counters (requests in flight, write sizes) in FILE\n"
 		"  -o OPT             any other FUSE mount option (allow_other, ro, ...)\n"
 		"Unmount with 'pnfs umount MOUNTPOINT' (fusermount3 -u): open files are committed\n"
@@ -1804,6 +1886,17 @@ int pnfs_cli_mount(int argc, char **argv, const struct pnfs_opts *opts)
 						return 2;
 					}
 					M.wb_limit_bytes = mib << 20;
+					continue;
+				}
+				if (!strncmp(t, "read_ahead=", 11)) {
+					char *end;
+					unsigned long kib = strtoul(t + 11, &end, 10);
+					if (*end || t[11] == '-' || t[11] == 0 || kib > (1ul << 20)) {
+						fprintf(stderr, "pnfs mount: bad read_ahead '%s' (KiB, 0 to 1048576)\n", t + 11);
+						free(list);
+						return 2;
+					}
+					M.read_ahead_kib = (unsigned)kib;
 					continue;
 				}
 				if (!strncmp(t, "attr_timeout=", 13)) {
