@@ -24,6 +24,11 @@
  * attributes and names are cached for attr_timeout seconds. A file open here answers GETATTR from
  * its open handle (pnfs_fstat), whose size counts writes not yet committed.
  *
+ * Write-behind: a write is answered once its libpnfs write is started, while the writes so
+ * answered and not yet done fit in -o write_behind (64 MiB); a failure after the answer is the
+ * writer's error at its next write, fsync or close, as on a kernel NFS mount. What must see those
+ * writes (fsync, close, release, reads, setattr) waits for the file's writes started before it.
+ *
  * The context is made after the daemon forked, because libpnfs runs threads; a trial mount before
  * that reports a wrong URL or an unreachable server on the terminal. At the end (unmount, lazy or
  * not, or a signal) the calls in flight finish and every file still open is committed and closed
@@ -1840,7 +1845,7 @@ static void mount_usage(FILE *f)
 		"before 'mount', or from client.conf and PNFS_* variables as for every command.\n"
 		"  -f                 stay in the foreground (default: return once mounted)\n"
 		"  -o attr_timeout=S  seconds attributes and names are cached between opens (default 1)\n"
-		"  -o write_behind=MIB  answer write(2) once its bytes are copied, with up to MIB MiB\n"
+		"  -o write_behind=MIB  answer write(2) once the mount has its bytes, with up to MIB MiB\n"
 		"                     not yet written to storage (default 64; 0: answer when written);\n"
 		"                     a failed write is reported at the next write, fsync or close\n"
 		"  -o read_ahead=KIB  set the kernel's read-ahead on the mount (as root; default: the\n"
