@@ -230,7 +230,7 @@ static void dispatch_record(struct pnfs_context *ctx, void *rec, size_t len)
 		pc_cb_call(ctx, rec, len);
 }
 
-static void conn_read(struct pnfs_context *ctx)
+static void conn_read_records(struct pnfs_context *ctx)
 {
 	struct pc_conn *c = &ctx->conn;
 
@@ -268,6 +268,15 @@ static void conn_read(struct pnfs_context *ctx)
 		if ((size_t)n < c->rbuf_len)
 			return;
 	}
+}
+
+/* Replies free session slots: compounds waiting for one are sent now, not at the next submission
+ * (with every slot busy and nothing more submitted, the last of them waited for its timeout). */
+static void conn_read(struct pnfs_context *ctx)
+{
+	conn_read_records(ctx);
+	if (ctx->conn.fd >= 0 && !proto_list_empty(&ctx->waitq))
+		pc_compounds_kick(ctx);
 }
 
 static void conn_ready(struct pnfs_context *ctx, struct pc_watch *w, uint32_t revents)

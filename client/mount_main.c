@@ -24,6 +24,11 @@
  * attributes and names are cached for attr_timeout seconds. A file open here answers GETATTR from
  * its open handle (pnfs_fstat), whose size counts writes not yet committed.
  *
+ * Write-behind: a write is answered once its libpnfs write is started, while the writes so
+ * answered and not yet done fit in -o write_behind (64 MiB); a failure after the answer is the
+ * writer's error at its next write, fsync or close, as on a kernel NFS mount. What must see those
+ * writes (fsync, close, release, reads, setattr) waits for the file's writes started before it.
+ *
  * The context is made after the daemon forked, because libpnfs runs threads; a trial mount before
  * that reports a wrong URL or an unreachable server on the terminal. At the end (unmount, lazy or
  * not, or a signal) the calls in flight finish and every file still open is committed and closed
@@ -51,6 +56,9 @@
 #define PC_MOUNT_PATH_MAX (64 * (NAME_MAX + 1))
 
 #define MOUNT_MAX_WRITE_BYTES (1u << 20)
+#define MOUNT_WRITE_BEHIND_BYTES (64ull << 20)
+#define MOUNT_READ_AHEAD_KIB 0 /* the kernel's: more helps the MDS path more than layouts */
+#define MOUNT_POOL_MAX 96
 #define NODE_BUCKETS 16384
 
 struct handle;
@@ -63,6 +71,8 @@ struct node {
 	unsigned nopen;           /* handles on it, those being closed included */
 	char *path;               /* server path it was last found by */
 	struct handle *open;      /* the open-file registry: handles open on it, not closing */
+	struct op *wfirst, *wlast; /* writes in flight on it, oldest first */
+	struct op *wwait;          /* requests waiting for writes in flight before them to finish */
 	struct node *ino_next, *fid_next;
 	int in_fid;               /* hashed by fileid */
 };
@@ -73,6 +83,7 @@ struct handle {
 	struct handle *node_next;
 	struct handle *all_prev, *all_next;
 	int closing;
+	int wb_err;               /* a write answered before it finished failed: errno for the writer */
 	unsigned reads_inflight;  /* for the stats: files with reads in flight at once */
 };
 
@@ -99,7 +110,9 @@ struct op {
 	struct fuse_file_info fi;
 	char *buf;
 	size_t size;
-	int flags;
+	int from_handle;          /* attributes asked of an open file, not of a path */
+	int buf_pool;             /* buf: a request buffer (kept for the next request) or a read buffer
+				   * of MOUNT_MAX_WRITE_BYTES (kept for the next read), not malloc'd alone */
 	mode_t mode;
 	int to_set;               /* setattr: what is left to set */
 	struct stat attr;
@@ -108,6 +121,14 @@ struct op {
 	int want_entry;           /* the reply is an entry (lookup, mkdir, ...) or a create */
 	int create;
 	int mknod_reg;            /* mknod(2) of a regular file: OPEN, CLOSE, then the entry */
+	/* writes: the node's list of writes in flight, and the write-behind window */
+	struct op *wprev, *wnext;
+	uint64_t wseq;            /* a write: its number; a waiter: the last write it waits for */
+	int acked;                /* answered before libpnfs finished it (write-behind) */
+	int ack_queued;           /* to be answered once the window has room */
+	struct op *ack_next;
+	void (*resume)(struct op *); /* a waiter: what it does once the writes before it are done */
+	struct op *wait_next;
 };
 
 static struct {
@@ -130,7 +151,21 @@ static struct {
 		writes_inflight_max, files_reading, files_reading_max;
 	uint64_t reads, read_bytes, writes, write_bytes, writes_max_size, write_max_bytes;
 	uint64_t requests;
-} M = { .attr_timeout = 1.0 };
+	/* Write-behind: a write(2) is answered once its bytes are copied and its libpnfs write started,
+	 * while no more than wb_limit_bytes so answered are still in flight; errors reach the writer at
+	 * its next write, fsync(2) or close(2). */
+	uint64_t wb_limit_bytes, wb_bytes, wb_bytes_max, writes_behind, wseq;
+	struct op *ack_first, *ack_last;
+	struct fuse_buf fbuf;     /* the request being read from /dev/fuse */
+	/* Buffers kept for reuse: 64 MiB of writes in flight through fresh 1 MiB allocations cost a
+	 * page fault per 4 KiB each time (glibc returns freed memory to the system); kept ones are
+	 * mapped already. Request buffers are libfuse's (its size); read buffers max_read bytes. */
+	void *req_bufs[MOUNT_POOL_MAX], *read_bufs[MOUNT_POOL_MAX];
+	unsigned nreq_bufs, nread_bufs;
+	char mountpoint[PATH_MAX];
+	unsigned read_ahead_kib;  /* the kernel's read-ahead on the mount (0: leave it) */
+	int inited, read_ahead_set;
+} M = { .attr_timeout = 1.0, .wb_limit_bytes = MOUNT_WRITE_BEHIND_BYTES, .read_ahead_kib = MOUNT_READ_AHEAD_KIB };
 
 /* ---- the inode table ------------------------------------------------------------------------ */
 
@@ -259,6 +294,8 @@ static char *child_path(const struct node *parent, const char *name)
 /* ---- requests ------------------------------------------------------------------------------- */
 
 static void stats_write(void);
+static void after_writes(struct op *o, struct node *n, void (*resume)(struct op *));
+static uint64_t writes_end(const struct node *n);
 static void handle_unregister(struct handle *h);
 static void handle_free(struct handle *h);
 
@@ -275,11 +312,24 @@ static struct op *op_new(fuse_req_t req, enum op_kind kind)
 	return o;
 }
 
+static void buf_keep(void **pool, unsigned *n, void *buf)
+{
+	if (*n < MOUNT_POOL_MAX)
+		pool[(*n)++] = buf;
+	else
+		free(buf);
+}
+
 static void op_free(struct op *o)
 {
 	free(o->path);
 	free(o->path2);
-	free(o->buf);
+	if (o->buf_pool == 1)
+		buf_keep(M.req_bufs, &M.nreq_bufs, o->buf);
+	else if (o->buf_pool == 2)
+		buf_keep(M.read_bufs, &M.nread_bufs, o->buf);
+	else
+		free(o->buf);
 	free(o);
 }
 
@@ -380,7 +430,7 @@ static void to_stat(const struct pnfs_stat *ps, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_mode = type_of(ps->type) | (ps->mode & 07777);
-	st->st_nlink = ps->nlink ? ps->nlink : 1;
+	st->st_nlink = ps->nlink ? ps->nlink : 1; /* 0: a server that does not count links */
 	st->st_uid = ps->uid;
 	st->st_gid = ps->gid;
 	st->st_size = (off_t)ps->size;
@@ -411,6 +461,8 @@ static void entry_reply(struct op *o, const struct pnfs_stat *ps)
 	e.attr_timeout = M.attr_timeout;
 	e.entry_timeout = M.attr_timeout;
 	to_stat(ps, &e.attr);
+	if (n->wfirst && writes_end(n) > (uint64_t)e.attr.st_size)
+		e.attr.st_size = (off_t)writes_end(n);
 	if (o->create) {
 		struct handle *h = o->h;
 		h->node = n;
@@ -547,6 +599,13 @@ static void attr_cb(struct pnfs_context *ctx, int status, void *data, void *priv
 		return;
 	}
 	to_stat(ps, &st);
+	/* An open file whose last name went (removed here or by another client; the server keeps it
+	 * while it is open): the server counts no link, and fstat(2) says so. */
+	if (o->from_handle && ps->nlink == 0 && ps->type == PNFS_REG)
+		st.st_nlink = 0;
+	/* Writes answered but not yet done may grow the file. */
+	if (o->node->wfirst && writes_end(o->node) > (uint64_t)st.st_size)
+		st.st_size = (off_t)writes_end(o->node);
 	fuse_reply_attr(o->req, &st, M.attr_timeout);
 	op_free(o);
 }
@@ -557,9 +616,11 @@ static void attr_start(struct op *o, struct handle *h)
 	if (!h)
 		h = o->node->open;
 	if (h && !h->closing) {
+		o->from_handle = 1;
 		SUBMIT(o, pnfs_fstat_async(M.ctx, h->fh, attr_cb, o));
 		return;
 	}
+	o->from_handle = 0;
 	SUBMIT(o, pnfs_stat_async(M.ctx, o->node->path, attr_cb, o));
 }
 
@@ -678,7 +739,7 @@ static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 			      FUSE_SET_ATTR_MTIME_NOW);
 	if (fi)
 		o->fi = *fi;
-	setattr_next(o);
+	after_writes(o, n, setattr_next);
 }
 
 static void statfs_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
@@ -1192,6 +1253,12 @@ static void read_cb(struct pnfs_context *ctx, int status, void *data, void *priv
 	op_free(o);
 }
 
+/* A read after the writes in flight before it: it sees what they wrote. */
+static void read_go(struct op *o)
+{
+	SUBMIT(o, pnfs_pread_async(M.ctx, o->h->fh, o->buf, o->size, (uint64_t)o->attr.st_size, read_cb, o));
+}
+
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct handle *h = H(fi);
@@ -1201,14 +1268,157 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 	o = op_new(req, OP_READ);
 	if (!o)
 		return;
-	o->buf = malloc(size ? size : 1);
+	if (size <= MOUNT_MAX_WRITE_BYTES && M.nread_bufs) {
+		o->buf = M.read_bufs[--M.nread_bufs];
+		o->buf_pool = 2;
+	} else if (size <= MOUNT_MAX_WRITE_BYTES) {
+		o->buf = malloc(MOUNT_MAX_WRITE_BYTES);
+		o->buf_pool = 2;
+	} else {
+		o->buf = malloc(size);
+	}
 	if (!o->buf) {
 		fail(o, -ENOMEM);
 		return;
 	}
 	M.reads++;
 	o->h = h;
-	SUBMIT(o, pnfs_pread_async(M.ctx, h->fh, o->buf, size, (uint64_t)off, read_cb, o));
+	o->size = size;
+	o->attr.st_size = off;
+	after_writes(o, h->node, read_go);
+}
+
+/* ---- writes in flight ------------------------------------------------------------------------ */
+
+/* Run o->resume(o) once every write to n started before now has finished (at once if none is in
+ * flight): reads, fsync, close, size changes and attributes wait so, never for writes started after
+ * them, so a writer that goes on writing does not hold them back. */
+static void after_writes(struct op *o, struct node *n, void (*resume)(struct op *))
+{
+	if (!n || !n->wfirst) {
+		resume(o);
+		return;
+	}
+	o->wseq = M.wseq;
+	o->resume = resume;
+	o->wait_next = NULL;
+	if (!n->wwait) {
+		n->wwait = o;
+	} else {
+		struct op *w = n->wwait;
+		while (w->wait_next)
+			w = w->wait_next;
+		w->wait_next = o;
+	}
+}
+
+/* The waiters of n whose writes are all done now. */
+static void writes_waiters_run(struct node *n)
+{
+	uint64_t oldest = n->wfirst ? n->wfirst->wseq : UINT64_MAX;
+	struct op **pp = &n->wwait, *ready = NULL, **tail = &ready;
+
+	while (*pp) {
+		struct op *w = *pp;
+		if (w->wseq < oldest) {
+			*pp = w->wait_next;
+			w->wait_next = NULL;
+			*tail = w;
+			tail = &w->wait_next;
+		} else {
+			pp = &w->wait_next;
+		}
+	}
+	while (ready) {
+		struct op *w = ready;
+		ready = w->wait_next;
+		w->resume(w);
+	}
+}
+
+/* The end of the node's writes in flight (they may grow the file before libpnfs counts them). */
+static uint64_t writes_end(const struct node *n)
+{
+	uint64_t end = 0;
+	for (const struct op *w = n->wfirst; w; w = w->wnext)
+		if (w->attr.st_size > 0 && (uint64_t)w->attr.st_size > end)
+			end = (uint64_t)w->attr.st_size;
+	return end;
+}
+
+static void write_ack(struct op *o)
+{
+	o->acked = 1;
+	M.wb_bytes += o->size;
+	if (M.wb_bytes > M.wb_bytes_max)
+		M.wb_bytes_max = M.wb_bytes;
+	M.writes_behind++;
+	fuse_reply_write(o->req, o->size);
+}
+
+/* Answer the writes waiting for room in the window, oldest first, while they fit. */
+static void write_acks_run(void)
+{
+	while (M.ack_first && M.wb_bytes + M.ack_first->size <= M.wb_limit_bytes) {
+		struct op *o = M.ack_first;
+		M.ack_first = o->ack_next;
+		if (!M.ack_first)
+			M.ack_last = NULL;
+		o->ack_queued = 0;
+		write_ack(o);
+	}
+}
+
+static void write_unqueue(struct op *o)
+{
+	struct op *prev = NULL;
+	for (struct op *w = M.ack_first; w; prev = w, w = w->ack_next)
+		if (w == o) {
+			if (prev)
+				prev->ack_next = o->ack_next;
+			else
+				M.ack_first = o->ack_next;
+			if (M.ack_last == o)
+				M.ack_last = prev;
+			break;
+		}
+	o->ack_queued = 0;
+}
+
+/* A write finished (status: bytes written or -errno): answered now, or, answered already, its
+ * failure kept for the writer. */
+static void write_done(struct op *o, int status)
+{
+	struct node *n = o->node;
+	int err = status < 0 ? errno_of(status) : (size_t)status < o->size ? EIO : 0;
+
+	if (o->wprev)
+		o->wprev->wnext = o->wnext;
+	else
+		n->wfirst = o->wnext;
+	if (o->wnext)
+		o->wnext->wprev = o->wprev;
+	else
+		n->wlast = o->wprev;
+	if (status > 0)
+		M.write_bytes += (uint64_t)status;
+	if (o->ack_queued)
+		write_unqueue(o);
+	if (o->acked) {
+		M.wb_bytes -= o->size;
+		if (err && !o->h->wb_err) {
+			o->h->wb_err = err;
+			fprintf(stderr, "pnfs mount: write of %s at %llu: %s (reported at the next write, fsync or close)\n",
+				n->path, (unsigned long long)o->attr.st_size - o->size, strerror(err));
+		}
+	} else if (err) {
+		fuse_reply_err(o->req, err);
+	} else {
+		fuse_reply_write(o->req, (size_t)status);
+	}
+	write_acks_run();
+	op_free(o);
+	writes_waiters_run(n);
 }
 
 static void write_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
@@ -1217,38 +1427,86 @@ static void write_cb(struct pnfs_context *ctx, int status, void *data, void *pri
 	(void)ctx;
 	(void)data;
 	call_end(o);
-	if (status < 0) {
-		fail(o, status);
-		return;
-	}
-	M.write_bytes += (uint64_t)status;
-	fuse_reply_write(o->req, (size_t)status);
-	op_free(o);
+	write_done(o, status);
 }
 
 static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
 	struct handle *h = H(fi);
+	struct node *n = h->node;
+	const char *data;
 	struct op *o;
+	int rc;
 	(void)ino;
 	NEED_MOUNT(req);
+	if (h->wb_err) {
+		fuse_reply_err(req, h->wb_err);
+		return;
+	}
+	if (size == 0 || !n) {
+		if (n)
+			fuse_reply_write(req, 0);
+		else
+			fuse_reply_err(req, EIO);
+		return;
+	}
 	o = op_new(req, OP_WRITE);
 	if (!o)
 		return;
-	/* The request's buffer is reused for the next request: the data is copied for the call. */
-	o->buf = malloc(size ? size : 1);
-	if (!o->buf) {
-		fail(o, -ENOMEM);
-		return;
+	/* The write's bytes are in the buffer the request was read into: the call takes that buffer
+	 * (the loop reads the next request into a new one) rather than a copy. */
+	if (M.fbuf.mem && buf >= (const char *)M.fbuf.mem && buf + size <= (const char *)M.fbuf.mem + M.fbuf.size) {
+		o->buf = M.fbuf.mem;
+		o->buf_pool = 1;
+		/* the next request goes to a kept buffer, or libfuse allocates one */
+		M.fbuf.mem = M.nreq_bufs ? M.req_bufs[--M.nreq_bufs] : NULL;
+		data = buf;
+	} else {
+		o->buf = malloc(size);
+		if (!o->buf) {
+			fail(o, -ENOMEM);
+			return;
+		}
+		memcpy(o->buf, buf, size);
+		data = o->buf;
 	}
-	memcpy(o->buf, buf, size);
 	M.writes++;
 	if (size > M.write_max_bytes)
 		M.write_max_bytes = size;
 	if (size == MOUNT_MAX_WRITE_BYTES)
 		M.writes_max_size++;
-	SUBMIT(o, pnfs_pwrite_async(M.ctx, h->fh, o->buf, size, (uint64_t)off, write_cb, o));
+	o->h = h;
+	o->node = n;
+	o->size = size;
+	o->attr.st_size = off + (off_t)size; /* where the write ends */
+	o->wseq = ++M.wseq;
+	o->wprev = n->wlast;
+	if (n->wlast)
+		n->wlast->wnext = o;
+	else
+		n->wfirst = o;
+	n->wlast = o;
+	/* O_SYNC, O_DSYNC and O_DIRECT writes are answered when done; the others once copied, while the
+	 * window has room, else when there is room (or when done, if that comes first). */
+	if (M.wb_limit_bytes && !(fi->flags & (O_SYNC | O_DSYNC | O_DIRECT))) {
+		if (!M.ack_first && M.wb_bytes + size <= M.wb_limit_bytes) {
+			write_ack(o);
+		} else {
+			o->ack_queued = 1;
+			if (M.ack_last)
+				M.ack_last->ack_next = o;
+			else
+				M.ack_first = o;
+			M.ack_last = o;
+		}
+	}
+	call_begin(o);
+	rc = pnfs_pwrite_async(M.ctx, h->fh, data, size, (uint64_t)off, write_cb, o);
+	if (rc < 0) {
+		call_end(o);
+		write_done(o, rc);
+	}
 }
 
 static void sync_cb(struct pnfs_context *ctx, int status, void *data, void *priv)
@@ -1258,19 +1516,28 @@ static void sync_cb(struct pnfs_context *ctx, int status, void *data, void *priv
 	(void)data;
 	call_end(o);
 	stats_write(); /* so that what a closed file moved is in the stats file when close(2) returns */
-	fuse_reply_err(o->req, status < 0 ? errno_of(status) : 0);
+	/* A write answered before it was done and failed since: this is where the writer hears of it. */
+	fuse_reply_err(o->req, status < 0 ? errno_of(status) : o->h->wb_err);
 	op_free(o);
 }
 
-/* Every close(2) of a descriptor: commit what it wrote, so that the next open elsewhere sees it. */
+static void flush_go(struct op *o)
+{
+	SUBMIT(o, pnfs_fsync_async(M.ctx, o->h->fh, sync_cb, o));
+}
+
+/* Every close(2) of a descriptor: commit what it wrote, so that the next open elsewhere sees it;
+ * the writes in flight before it first. */
 static void ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct op *o;
 	(void)ino;
 	NEED_MOUNT(req);
 	o = op_new(req, OP_META);
-	if (o)
-		SUBMIT(o, pnfs_fsync_async(M.ctx, H(fi)->fh, sync_cb, o));
+	if (!o)
+		return;
+	o->h = H(fi);
+	after_writes(o, o->h->node, flush_go);
 }
 
 static void ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
@@ -1291,6 +1558,11 @@ static void release_cb(struct pnfs_context *ctx, int status, void *data, void *p
 	op_free(o);
 }
 
+static void release_go(struct op *o)
+{
+	SUBMIT(o, pnfs_close_async(M.ctx, o->h->fh, release_cb, o));
+}
+
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct handle *h = H(fi);
@@ -1303,12 +1575,16 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	handle_unregister(h);
 	o = op_new(req, OP_META);
 	if (!o) {
+		if (h->node && h->node->wfirst) {
+			fuse_reply_err(req, 0);
+			return; /* the handle stays with its file until the unmount closes it */
+		}
 		(void)pnfs_close_async(M.ctx, h->fh, NULL, NULL);
 		handle_free(h);
 		return;
 	}
 	o->h = h;
-	SUBMIT(o, pnfs_close_async(M.ctx, h->fh, release_cb, o));
+	after_writes(o, h->node, release_go);
 }
 
 /* ---- the session ---------------------------------------------------------------------------- */
@@ -1333,22 +1609,59 @@ static void stats_write(void)
 		"requests %llu\ncalls_in_flight %u\ncalls_in_flight_max %u\nreads_in_flight_max %u\n"
 		"writes_in_flight_max %u\nfiles_reading_max %u\nreads %llu\nread_bytes %llu\nwrites %llu\nwrite_bytes %llu\n"
 		"write_max_bytes %llu\nwrites_of_max_write %llu\ndirect_bytes_read %llu\n"
-		"direct_bytes_written %llu\nmds_data_read %llu\nmds_data_written %llu\nlayoutcommits %llu\n",
+		"direct_bytes_written %llu\nmds_data_read %llu\nmds_data_written %llu\nlayoutcommits %llu\n"
+		"writes_behind %llu\nwrite_behind_max_bytes %llu\n",
 		(unsigned long long)M.requests, M.inflight, M.inflight_max, M.reads_inflight_max,
 		M.writes_inflight_max, M.files_reading_max, (unsigned long long)M.reads, (unsigned long long)M.read_bytes,
 		(unsigned long long)M.writes, (unsigned long long)M.write_bytes,
 		(unsigned long long)M.write_max_bytes, (unsigned long long)M.writes_max_size,
 		(unsigned long long)ps.direct_bytes_read, (unsigned long long)ps.direct_bytes_written,
 		(unsigned long long)ps.mds_data_read, (unsigned long long)ps.mds_data_written,
-		(unsigned long long)ps.layoutcommits);
+		(unsigned long long)ps.layoutcommits, (unsigned long long)M.writes_behind,
+		(unsigned long long)M.wb_bytes_max);
 	if (fclose(f) == 0)
 		(void)rename(tmp, M.stats_path);
 	M.stats_dirty = 0;
 }
 
+/* -o read_ahead=KIB: FUSE offers at most 128 KiB of read-ahead in INIT (the default of a new
+ * backing device); the backing device's read_ahead_kb, written after INIT (root only), lets the
+ * kernel keep several max_read (1 MiB) reads in flight. The device is found in
+ * /proc/self/mountinfo: a stat(2) of the mount point would be a FUSE request to this thread. */
+static void read_ahead_set(void)
+{
+	char line[PATH_MAX * 2 + 200], path[128];
+	unsigned maj = 0, min = 0;
+	int found = 0;
+	FILE *f;
+
+	M.read_ahead_set = 1;
+	if (!M.read_ahead_kib || !(f = fopen("/proc/self/mountinfo", "r")))
+		return;
+	while (fgets(line, sizeof(line), f)) { /* the last one: a mount over an older one */
+		char mp[PATH_MAX + 1];
+		unsigned a, b;
+		if (sscanf(line, "%*u %*u %u:%u %*s %4096s", &a, &b, mp) == 3 && !strcmp(mp, M.mountpoint)) {
+			maj = a;
+			min = b;
+			found = 1;
+		}
+	}
+	fclose(f);
+	if (!found)
+		return;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/read_ahead_kb", maj, min);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%u\n", M.read_ahead_kib);
+		fclose(f);
+	}
+}
+
 static void ll_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
+	M.inited = 1;
 	conn->max_write = MOUNT_MAX_WRITE_BYTES;
 	conn->max_readahead = MOUNT_MAX_WRITE_BYTES;
 	conn->want |= FUSE_CAP_ASYNC_READ;
@@ -1422,11 +1735,10 @@ static const struct fuse_lowlevel_ops ll_ops = {
  * session ends (unmounted, or a signal). */
 static void session_loop(void)
 {
-	struct fuse_buf fbuf;
 	int ffd = fuse_session_fd(M.se);
 	time_t last_stats = 0;
 
-	memset(&fbuf, 0, sizeof(fbuf));
+	memset(&M.fbuf, 0, sizeof(M.fbuf));
 	(void)fcntl(ffd, F_SETFL, fcntl(ffd, F_GETFL) | O_NONBLOCK);
 	while (!fuse_session_exited(M.se)) {
 		struct pollfd p[2] = { { .fd = ffd, .events = POLLIN }, { .fd = -1 } };
@@ -1444,7 +1756,7 @@ static void session_loop(void)
 		if (n > 0 && p[0].revents) {
 			/* A batch of requests, then libpnfs again, so neither side starves. */
 			for (int i = 0; i < 64 && !fuse_session_exited(M.se); i++) {
-				int r = fuse_session_receive_buf(M.se, &fbuf);
+				int r = fuse_session_receive_buf(M.se, &M.fbuf);
 				if (r == -EAGAIN || r == -EINTR || r == 0)
 					break;
 				if (r == -ENOENT) /* a request interrupted before it was read */
@@ -1453,7 +1765,9 @@ static void session_loop(void)
 					fuse_session_exit(M.se);
 					break;
 				}
-				fuse_session_process_buf(M.se, &fbuf);
+				fuse_session_process_buf(M.se, &M.fbuf);
+				if (M.inited && !M.read_ahead_set)
+					read_ahead_set();
 			}
 		}
 		if (M.stats_dirty && time(NULL) != last_stats) {
@@ -1461,7 +1775,12 @@ static void session_loop(void)
 			last_stats = time(NULL);
 		}
 	}
-	free(fbuf.mem);
+	free(M.fbuf.mem);
+	M.fbuf.mem = NULL;
+	while (M.nreq_bufs)
+		free(M.req_bufs[--M.nreq_bufs]);
+	while (M.nread_bufs)
+		free(M.read_bufs[--M.nread_bufs]);
 }
 
 /* Mount, go to the background (unless fg), make the context, serve until unmounted. */
@@ -1471,6 +1790,10 @@ static int run_session(int argc, char **argv, const char *mp, int fg)
 	int rc = 1;
 
 	M.generation = (uint64_t)time(NULL);
+	/* mountinfo shows the mount point with spaces and the like escaped: such a mount keeps the
+	 * default read-ahead */
+	if (!realpath(mp, M.mountpoint))
+		snprintf(M.mountpoint, sizeof(M.mountpoint), "%s", mp);
 	M.next_ino = FUSE_ROOT_ID + 1;
 	M.root.ino = FUSE_ROOT_ID;
 	M.root.type_mode = S_IFDIR;
@@ -1522,6 +1845,11 @@ static void mount_usage(FILE *f)
 		"before 'mount', or from client.conf and PNFS_* variables as for every command.\n"
 		"  -f                 stay in the foreground (default: return once mounted)\n"
 		"  -o attr_timeout=S  seconds attributes and names are cached between opens (default 1)\n"
+		"  -o write_behind=MIB  answer write(2) once the mount has its bytes, with up to MIB MiB\n"
+		"                     not yet written to storage (default 64; 0: answer when written);\n"
+		"                     a failed write is reported at the next write, fsync or close\n"
+		"  -o read_ahead=KIB  set the kernel's read-ahead on the mount (as root; default: the\n"
+		"                     kernel's own, 128)\n"
 		"  -o stats=FILE      keep the mount's counters (requests in flight, write sizes) in FILE\n"
 		"  -o OPT             any other FUSE mount option (allow_other, ro, ...)\n"
 		"Unmount with 'pnfs umount MOUNTPOINT' (fusermount3 -u): open files are committed\n"
@@ -1552,6 +1880,28 @@ int pnfs_cli_mount(int argc, char **argv, const struct pnfs_opts *opts)
 						return 2;
 					}
 					snprintf(M.stats_path, sizeof(M.stats_path), "%s", t + 6);
+					continue;
+				}
+				if (!strncmp(t, "write_behind=", 13)) {
+					char *end;
+					unsigned long long mib = strtoull(t + 13, &end, 10);
+					if (*end || t[13] == '-' || t[13] == 0 || mib > 4096) {
+						fprintf(stderr, "pnfs mount: bad write_behind '%s' (MiB, 0 to 4096)\n", t + 13);
+						free(list);
+						return 2;
+					}
+					M.wb_limit_bytes = mib << 20;
+					continue;
+				}
+				if (!strncmp(t, "read_ahead=", 11)) {
+					char *end;
+					unsigned long kib = strtoul(t + 11, &end, 10);
+					if (*end || t[11] == '-' || t[11] == 0 || kib > (1ul << 20)) {
+						fprintf(stderr, "pnfs mount: bad read_ahead '%s' (KiB, 0 to 1048576)\n", t + 11);
+						free(list);
+						return 2;
+					}
+					M.read_ahead_kib = (unsigned)kib;
 					continue;
 				}
 				if (!strncmp(t, "attr_timeout=", 13)) {

@@ -269,6 +269,7 @@ static void test_concurrency_and_large_writes(void)
 	w0 = stat_of(stats, "writes_of_max_write");
 	CU_ASSERT(w0 >= 80);               /* every dd write of 1 MiB arrived whole */
 	CU_ASSERT(stat_of(stats, "write_max_bytes") == 1 << 20);
+	CU_ASSERT(stat_of(stats, "writes_behind") >= 80); /* answered before they reached the LUNs */
 	rc = test_run(&out,
 		      "M='%s'; N='%s'; (dd if=$M/par1 of=/dev/null bs=1M 2>/dev/null & dd if=$M/par2 of=/dev/null bs=1M 2>/dev/null & wait)\n"
 		      "cmp -s $M/par1 $N/par1 && cmp -s $M/par2 $N/par2 && echo same",
@@ -314,6 +315,72 @@ static void test_unmount_with_writes_pending(void)
 		CU_FAIL("a lazy unmount or a SIGTERM under a writer lost data");
 		(void)test_run(NULL, "cat '%s/lazy.log' '%s/term.log' >&2", ml.dir, ml.dir);
 	}
+}
+
+/* An open file whose last name went (pjdfstest unlink/14): fstat says nlink 0, and the file is
+ * still read and written through the descriptor; a file with another name left says 1; a file
+ * open on one mount and removed through the other says 0 too. */
+static void test_open_file_unlinked(void)
+{
+	NEED();
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; bad=0\n"
+				  "python3 - \"$M\" \"$N\" <<'EOF' || bad=1\n"
+				  "import os, sys\n"
+				  "m, n = sys.argv[1], sys.argv[2]\n"
+				  "fd = os.open(m + '/gone', os.O_RDWR | os.O_CREAT, 0o644)\n"
+				  "os.write(fd, b'x' * 5000)\n"
+				  "assert os.fstat(fd).st_nlink == 1, os.fstat(fd).st_nlink\n"
+				  "os.unlink(m + '/gone')\n"
+				  "assert os.fstat(fd).st_nlink == 0, 'after unlink: nlink %%d' %% os.fstat(fd).st_nlink\n"
+				  "os.pwrite(fd, b'y' * 3000, 5000)\n"
+				  "assert os.pread(fd, 8000, 0) == b'x' * 5000 + b'y' * 3000\n"
+				  "assert os.fstat(fd).st_size == 8000\n"
+				  "assert not os.path.exists(n + '/gone')\n"
+				  "os.close(fd)\n"
+				  "fd = os.open(m + '/two', os.O_RDWR | os.O_CREAT, 0o644)\n"
+				  "os.link(m + '/two', m + '/two-b'); os.unlink(m + '/two')\n"
+				  "assert os.fstat(fd).st_nlink == 1, 'one name left: nlink %%d' %% os.fstat(fd).st_nlink\n"
+				  "os.close(fd); os.unlink(m + '/two-b')\n"
+				  "open(m + '/other', 'w').write('held')\n"
+				  "fd = os.open(n + '/other', os.O_RDONLY)\n"  /* n: no attribute cache */
+				  "os.unlink(m + '/other')\n"
+				  "assert os.fstat(fd).st_nlink == 0, 'removed elsewhere: nlink %%d' %% os.fstat(fd).st_nlink\n"
+				  "assert os.pread(fd, 10, 0) == b'held'\n"
+				  "os.close(fd)\n"
+				  "EOF\n"
+				  "echo bad=$bad\n",
+				  mnt1, mnt2));
+}
+
+/* Write-behind: writes are answered before they reach the LUNs, so a write that fails later
+ * (the pool is full: 4 LUNs of 96M) is reported at a later write, fsync(2) or close(2), never
+ * lost: dd of more than the pool fails, with ENOSPC, and the space comes back with rm. */
+static void test_write_behind_error(void)
+{
+	NEED();
+	CU_ASSERT(mount_script_ok("M='%s'; bad=0\n"
+				  "python3 - \"$M\" <<'EOF' || bad=1\n"
+				  "import os, sys, errno\n"
+				  "fd = os.open(sys.argv[1] + '/full', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)\n"
+				  "buf = b'z' * (1 << 20)\n"
+				  "err = None\n"
+				  "try:\n"
+				  "    for i in range(600):\n"
+				  "        os.write(fd, buf)\n"
+				  "    os.fsync(fd)\n"
+				  "except OSError as e:\n"
+				  "    err = e.errno\n"
+				  "try:\n"
+				  "    os.close(fd)\n"
+				  "except OSError as e:\n"
+				  "    err = err or e.errno\n"
+				  "assert err == errno.ENOSPC, 'no ENOSPC from 600 MiB into a 384 MiB pool: %%s' %% err\n"
+				  "EOF\n"
+				  "rm $M/full || { echo rm-failed; bad=1; }\n"
+				  "dd if=/dev/zero of=$M/after bs=1M count=8 conv=fsync 2>/dev/null || { echo space-not-back; bad=1; }\n"
+				  "rm -f $M/after\n"
+				  "echo bad=$bad\n",
+				  mnt1));
 }
 
 /* A wrong server or path fails the mount at once, with its reason, exit status 1; bad usage 2. */
@@ -411,4 +478,6 @@ TEST_SUITE(client_mount, "integration/client_mount", suite_init, suite_clean,
 	   { "attribute cache timeout and close-to-open", test_attr_timeout },
 	   { "two readers at once, 1 MiB writes", test_concurrency_and_large_writes },
 	   { "unmount with writes pending", test_unmount_with_writes_pending },
+	   { "fstat of an open file after its last name went", test_open_file_unlinked },
+	   { "a write-behind failure reaches the writer", test_write_behind_error },
 	   { "mount errors", test_mount_errors });
