@@ -36,6 +36,7 @@
 #define FUSE_USE_VERSION 35
 #include "client/mount.h"
 #include "client/pnfs.h"
+#include "proto/list.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,7 +72,7 @@ struct node {
 	unsigned nopen;           /* handles on it, those being closed included */
 	char *path;               /* server path it was last found by */
 	struct handle *open;      /* the open-file registry: handles open on it, not closing */
-	struct op *wfirst, *wlast; /* writes in flight on it, oldest first */
+	struct proto_list writes; /* writes in flight on it (struct op wlink), oldest first */
 	struct op *wwait;          /* requests waiting for writes in flight before them to finish */
 	struct node *ino_next, *fid_next;
 	int in_fid;               /* hashed by fileid */
@@ -122,7 +123,7 @@ struct op {
 	int create;
 	int mknod_reg;            /* mknod(2) of a regular file: OPEN, CLOSE, then the entry */
 	/* writes: the node's list of writes in flight, and the write-behind window */
-	struct op *wprev, *wnext;
+	struct proto_list wlink; /* on its node's writes */
 	uint64_t wseq;            /* a write: its number; a waiter: the last write it waits for */
 	int acked;                /* answered before libpnfs finished it (write-behind) */
 	int ack_queued;           /* to be answered once the window has room */
@@ -228,6 +229,7 @@ static struct node *node_get(const struct pnfs_stat *ps, mode_t type, const char
 			free(n);
 			return NULL;
 		}
+		proto_list_init(&n->writes);
 		n->ino = M.next_ino++;
 		n->fileid = ps->fileid;
 		n->type_mode = type;
@@ -461,7 +463,7 @@ static void entry_reply(struct op *o, const struct pnfs_stat *ps)
 	e.attr_timeout = M.attr_timeout;
 	e.entry_timeout = M.attr_timeout;
 	to_stat(ps, &e.attr);
-	if (n->wfirst && writes_end(n) > (uint64_t)e.attr.st_size)
+	if (!proto_list_empty(&n->writes) && writes_end(n) > (uint64_t)e.attr.st_size)
 		e.attr.st_size = (off_t)writes_end(n);
 	if (o->create) {
 		struct handle *h = o->h;
@@ -604,7 +606,7 @@ static void attr_cb(struct pnfs_context *ctx, int status, void *data, void *priv
 	if (o->from_handle && ps->nlink == 0 && ps->type == PNFS_REG)
 		st.st_nlink = 0;
 	/* Writes answered but not yet done may grow the file. */
-	if (o->node->wfirst && writes_end(o->node) > (uint64_t)st.st_size)
+	if (!proto_list_empty(&o->node->writes) && writes_end(o->node) > (uint64_t)st.st_size)
 		st.st_size = (off_t)writes_end(o->node);
 	fuse_reply_attr(o->req, &st, M.attr_timeout);
 	op_free(o);
@@ -1295,7 +1297,7 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
  * them, so a writer that goes on writing does not hold them back. */
 static void after_writes(struct op *o, struct node *n, void (*resume)(struct op *))
 {
-	if (!n || !n->wfirst) {
+	if (!n || proto_list_empty(&n->writes)) {
 		resume(o);
 		return;
 	}
@@ -1315,7 +1317,8 @@ static void after_writes(struct op *o, struct node *n, void (*resume)(struct op 
 /* The waiters of n whose writes are all done now. */
 static void writes_waiters_run(struct node *n)
 {
-	uint64_t oldest = n->wfirst ? n->wfirst->wseq : UINT64_MAX;
+	uint64_t oldest =
+		proto_list_empty(&n->writes) ? UINT64_MAX : proto_list_first(&n->writes, struct op, wlink)->wseq;
 	struct op **pp = &n->wwait, *ready = NULL, **tail = &ready;
 
 	while (*pp) {
@@ -1340,7 +1343,7 @@ static void writes_waiters_run(struct node *n)
 static uint64_t writes_end(const struct node *n)
 {
 	uint64_t end = 0;
-	for (const struct op *w = n->wfirst; w; w = w->wnext)
+	proto_list_for_each(w, &n->writes, const struct op, wlink)
 		if (w->attr.st_size > 0 && (uint64_t)w->attr.st_size > end)
 			end = (uint64_t)w->attr.st_size;
 	return end;
@@ -1392,14 +1395,7 @@ static void write_done(struct op *o, int status)
 	struct node *n = o->node;
 	int err = status < 0 ? errno_of(status) : (size_t)status < o->size ? EIO : 0;
 
-	if (o->wprev)
-		o->wprev->wnext = o->wnext;
-	else
-		n->wfirst = o->wnext;
-	if (o->wnext)
-		o->wnext->wprev = o->wprev;
-	else
-		n->wlast = o->wprev;
+	proto_list_del(&o->wlink);
 	if (status > 0)
 		M.write_bytes += (uint64_t)status;
 	if (o->ack_queued)
@@ -1481,12 +1477,7 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	o->size = size;
 	o->attr.st_size = off + (off_t)size; /* where the write ends */
 	o->wseq = ++M.wseq;
-	o->wprev = n->wlast;
-	if (n->wlast)
-		n->wlast->wnext = o;
-	else
-		n->wfirst = o;
-	n->wlast = o;
+	proto_list_add_tail(&n->writes, &o->wlink);
 	/* O_SYNC, O_DSYNC and O_DIRECT writes are answered when done; the others once copied, while the
 	 * window has room, else when there is room (or when done, if that comes first). */
 	if (M.wb_limit_bytes && !(fi->flags & (O_SYNC | O_DSYNC | O_DIRECT))) {
@@ -1575,7 +1566,7 @@ static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	handle_unregister(h);
 	o = op_new(req, OP_META);
 	if (!o) {
-		if (h->node && h->node->wfirst) {
+		if (h->node && !proto_list_empty(&h->node->writes)) {
 			fuse_reply_err(req, 0);
 			return; /* the handle stays with its file until the unmount closes it */
 		}
@@ -1796,6 +1787,7 @@ static int run_session(int argc, char **argv, const char *mp, int fg)
 		snprintf(M.mountpoint, sizeof(M.mountpoint), "%s", mp);
 	M.next_ino = FUSE_ROOT_ID + 1;
 	M.root.ino = FUSE_ROOT_ID;
+	proto_list_init(&M.root.writes);
 	M.root.type_mode = S_IFDIR;
 	M.root.nlookup = 1;
 	M.root.path = M.base;

@@ -330,3 +330,36 @@ long benchlab_proc_rss_kib(pid_t pid)
 	fclose(f);
 	return kib;
 }
+
+int benchlab_make_source(const char *path, uint64_t bytes)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	uint64_t *blk = malloc(BENCH_MIB), x = 0x9e3779b97f4a7c15ull;
+
+	if (fd < 0 || !blk) {
+		if (fd >= 0)
+			close(fd);
+		free(blk);
+		return -1;
+	}
+	for (uint64_t off = 0; off < bytes; off += BENCH_MIB) {
+		for (size_t i = 0; i < BENCH_MIB / 8; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			blk[i] = x;
+		}
+		if (write(fd, blk, BENCH_MIB) != (ssize_t)BENCH_MIB) {
+			close(fd);
+			free(blk);
+			return -1;
+		}
+	}
+	free(blk);
+	/* on a disk file system: written back now, not while a copy reads it (it stays in the page cache) */
+	if (fsync(fd) < 0) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}

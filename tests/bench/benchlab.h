@@ -58,4 +58,7 @@ long benchlab_proc_rss_kib(pid_t pid);
 /* The median of n values (sorted in place); -1 when n is 0. */
 double benchlab_median(double *v, int n);
 
+/* A file of bytes (whole MiBs) of pseudo-random data, fsynced; 0 or -1. */
+int benchlab_make_source(const char *path, uint64_t bytes);
+
 #endif

@@ -247,35 +247,6 @@ static int pnfs_cp(struct benchlab *l, const char *src, const char *dst, int mds
 	return 0;
 }
 
-static int make_source(const char *path, uint64_t bytes)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	uint64_t *blk = malloc(MIB), x = 0x9e3779b97f4a7c15ull;
-
-	if (fd < 0 || !blk)
-		return -1;
-	for (uint64_t off = 0; off < bytes; off += MIB) {
-		for (size_t i = 0; i < MIB / 8; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			blk[i] = x;
-		}
-		if (write(fd, blk, MIB) != (ssize_t)MIB) {
-			close(fd);
-			free(blk);
-			return -1;
-		}
-	}
-	free(blk);
-	/* on a disk file system: written back now, not while a copy reads it (it stays in the page cache) */
-	if (fsync(fd) < 0) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
-}
-
 /* The name of the file system path is on (the source of a copy in). */
 static const char *fs_name(const char *path)
 {
@@ -421,7 +392,7 @@ static int plain(void)
 	snprintf(back, sizeof(back), "/dev/shm/bench-client.%d.back", (int)getpid());
 	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d/big", l.mds_port);
 	snprintf(url2, sizeof(url2), "pnfs://127.0.0.1:%d/big-mds", l.mds_port);
-	if (make_source(src, bytes) < 0 || make_source(shm, bytes) < 0) {
+	if (benchlab_make_source(src, bytes) < 0 || benchlab_make_source(shm, bytes) < 0) {
 		fprintf(stderr, "bench-client: cannot write %s or %s\n", src, shm);
 		unlink(src);
 		unlink(shm);
@@ -557,7 +528,7 @@ static int shaped(void)
 	snprintf(src, sizeof(src), "/dev/shm/bench-client.%d.src", (int)getpid());
 	snprintf(msrc, sizeof(msrc), "/dev/shm/bench-client.%d.msrc", (int)getpid());
 	snprintf(back, sizeof(back), "/dev/shm/bench-client.%d.back", (int)getpid());
-	if (make_source(msrc, mds_bytes) < 0)
+	if (benchlab_make_source(msrc, mds_bytes) < 0)
 		return 1;
 	printf("shaped lab: N storage hosts, 400 Mbit/s each, %" PRIu64 " MiB per host per copy, best of %d "
 	       "(MDS path: one copy of %" PRIu64 " MiB)\n",
@@ -571,7 +542,7 @@ static int shaped(void)
 		int n = ns[k];
 		uint64_t bytes = per_host * (uint64_t)n;
 
-		if (make_source(src, bytes) < 0) {
+		if (benchlab_make_source(src, bytes) < 0) {
 			fail = 1;
 			break;
 		}

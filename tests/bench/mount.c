@@ -273,38 +273,6 @@ static double pnfs_cp(const char *src, const char *dst, uint64_t bytes)
 	return (double)bytes / (double)MIB / (benchlab_now() - t0);
 }
 
-static int make_source(const char *path, uint64_t bytes)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	uint64_t *blk = malloc(MIB), x = 0x9e3779b97f4a7c15ull;
-
-	if (fd < 0 || !blk) {
-		if (fd >= 0)
-			close(fd);
-		free(blk);
-		return -1;
-	}
-	for (uint64_t off = 0; off < bytes; off += MIB) {
-		for (size_t i = 0; i < MIB / 8; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			blk[i] = x;
-		}
-		if (write(fd, blk, MIB) != (ssize_t)MIB) {
-			close(fd);
-			free(blk);
-			return -1;
-		}
-	}
-	free(blk);
-	if (fsync(fd) < 0) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
-}
-
 /* ---- fio ---------------------------------------------------------------------------------------- */
 
 enum job { SEQ_W, SEQ_W_DIRECT, SEQ_R, SEQ_R_DIRECT, RAND_R, RAND_W, NJOBS };
@@ -450,7 +418,7 @@ int main(int argc, char **argv)
 	snprintf(mnt_mds, sizeof(mnt_mds), "%s/mnt-mds", lab.dir);
 	snprintf(fd_, sizeof(fd_), "%s/seq", mnt_direct);
 	snprintf(fm, sizeof(fm), "%s/seq-mds", mnt_mds);
-	if (make_source(src, bytes) < 0) {
+	if (benchlab_make_source(src, bytes) < 0) {
 		fprintf(stderr, "bench-mount: cannot write %s\n", src);
 		return 1;
 	}
