@@ -406,7 +406,20 @@ struct probe {
 	struct mds_server *srv;
 	unsigned char sessid[NFS4_SESSIONID_SIZE];
 	int tries;
+	struct proto_list link; /* on srv->probes */
 };
+
+static void probe_free(struct probe *p)
+{
+	proto_list_del(&p->link);
+	free(p);
+}
+
+void mds_cb_probes_free(struct mds_server *srv)
+{
+	while (!proto_list_empty(&srv->probes))
+		probe_free(proto_list_first(&srv->probes, struct probe, link));
+}
 
 static int64_t probe_seq_start(struct mds_loop *loop, uint64_t id, void *arg);
 
@@ -421,7 +434,7 @@ static void probe_seq_done(struct mds_server *srv, int status, const CB_COMPOUND
 	struct mds_session *s = mds_session_find(srv, p->sessid);
 
 	if (!s || status || !res || res->status == NFS4_OK) {
-		free(p);
+		probe_free(p);
 		return;
 	}
 	if (probe_retryable(res->status) && p->tries < PROBE_TRIES) {
@@ -436,7 +449,7 @@ static void probe_seq_done(struct mds_server *srv, int status, const CB_COMPOUND
 		 s->id[8], s->id[9], s->id[10], s->id[11], proto_nfsstat4_name(res->status),
 		 p->tries ? " every time for 8 s" : "");
 	s->cb_fault = 1;
-	free(p);
+	probe_free(p);
 }
 
 static int64_t probe_seq_start(struct mds_loop *loop, uint64_t id, void *arg)
@@ -449,7 +462,7 @@ static int64_t probe_seq_start(struct mds_loop *loop, uint64_t id, void *arg)
 	if (!s || mds_cb_compound(p->srv, s, NULL, 0, probe_seq_done, p) != 0) {
 		if (s)
 			s->cb_fault = 1;
-		free(p);
+		probe_free(p);
 	}
 	return MDS_TIMER_STOP;
 }
@@ -461,19 +474,19 @@ static void probe_null_done(struct mds_server *srv, int status, const CB_COMPOUN
 	(void)res;
 
 	if (!s) {
-		free(p);
+		probe_free(p);
 		return;
 	}
 	if (status) {
 		LOG_WARN("session %02x%02x%02x%02x: backchannel does not answer CB_NULL (%d)", s->id[8], s->id[9],
 			 s->id[10], s->id[11], status);
 		s->cb_fault = 1;
-		free(p);
+		probe_free(p);
 		return;
 	}
 	if (mds_cb_compound(srv, s, NULL, 0, probe_seq_done, p) != 0) {
 		s->cb_fault = 1;
-		free(p);
+		probe_free(p);
 	}
 }
 
@@ -488,7 +501,7 @@ static int64_t probe_start(struct mds_loop *loop, uint64_t id, void *arg)
 	(void)id;
 
 	if (!s || mds_cb_null(srv, s, probe_null_done, p) != 0)
-		free(p);
+		probe_free(p);
 	return MDS_TIMER_STOP;
 }
 
@@ -501,6 +514,7 @@ void mds_cb_probe(struct mds_server *srv, struct mds_session *s)
 	p->srv = srv;
 	p->tries = 0;
 	memcpy(p->sessid, s->id, NFS4_SESSIONID_SIZE);
+	proto_list_add_tail(&srv->probes, &p->link);
 	if (!mds_loop_add_timer(srv->loop, 0, probe_start, p))
-		free(p);
+		probe_free(p);
 }

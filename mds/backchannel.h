@@ -25,6 +25,8 @@ struct mds_session *mds_cb_session(struct mds_client *clp);
 /* Check a new backchannel: CB_NULL, then a CB_COMPOUND with CB_SEQUENCE alone. A wrong answer
  * sets the session's cb_fault (SEQ4_STATUS_BACKCHANNEL_FAULT). */
 void mds_cb_probe(struct mds_server *srv, struct mds_session *s);
+/* Frees the probes still under way (the server stops). */
+void mds_cb_probes_free(struct mds_server *srv);
 
 /* A REPLY record arrived on conn. */
 void mds_cb_reply(struct mds_conn *conn, uint32_t xid, const void *rec, size_t len);

@@ -4,6 +4,7 @@
 #include "mds/server.h"
 
 #include "blkmap/blkmap.h"
+#include "mds/backchannel.h"
 #include "mds/guard.h"
 #include "mds/layout.h"
 #include "mds/pool.h"
@@ -268,6 +269,7 @@ int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *
 		return -ENOMEM;
 	}
 	proto_list_init(&srv->conns);
+	proto_list_init(&srv->probes);
 	srv->cfg = *cfg;
 	srv->listen_fd = -1;
 	srv->signal_fd = -1;
@@ -460,6 +462,7 @@ void mds_server_free(struct mds_server *srv)
 	mds_map_clear(&srv->files);
 	mds_map_clear(&srv->reclaimable);
 	mds_map_clear(&srv->cb_calls);
+	mds_cb_probes_free(srv); /* those waiting on a timer or on a call that will not end now */
 	mds_loop_free(srv->loop);
 	free(srv);
 }

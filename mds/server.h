@@ -284,6 +284,7 @@ struct mds_server {
 	void *reload_arg;
 	/* Connections. */
 	struct proto_list conns;         /* by mds_conn.link */
+	struct proto_list probes;        /* backchannel probes under way (backchannel.c) */
 	unsigned nconns;
 	uint64_t next_conn_id;
 	unsigned nconns_unestablished;   /* connections without a session yet */
