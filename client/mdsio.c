@@ -157,11 +157,12 @@ static void mds_io_progress(struct mds_io *io)
 /* ---- patience: the io timeout of MDS-path calls ------------------------------------------------ */
 
 /* A call's patience timer t, not armed: fn(ctx, t) with t->arg = arg when it fires; *ms is how long
- * an MDS-path call may go unanswered, the io timeout (30 s by default). */
+ * an MDS-path call may go unanswered: twice the io timeout (30 s by default), because its answer
+ * includes the server's own SCSI I/O, which may take an io timeout of its own on a slow LUN. */
 static void patience_init(struct pnfs_context *ctx, struct pc_timer *t, unsigned *ms,
 			  void (*fn)(struct pnfs_context *, struct pc_timer *), void *arg)
 {
-	*ms = ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000;
+	*ms = 2 * (ctx->opts.io_timeout_ms ? ctx->opts.io_timeout_ms : 30000);
 	t->fn = fn;
 	t->arg = arg;
 }

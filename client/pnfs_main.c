@@ -93,7 +93,7 @@ static void usage(FILE *f)
 		"                       default; the file's I/O then goes through the MDS. Also how long\n"
 		"                       to keep trying to reach the MDS (a refused or lost connection is\n"
 		"                       tried again, 100 ms doubling to 2 s apart) before failing, and\n"
-		"                       how long I/O through the MDS may go unanswered (EIO)\n"
+		"                       half of how long I/O through the MDS may go unanswered (EIO)\n"
 		"  -q, --quiet          no progress display\n"
 		"  --progress           progress even when standard error is not a terminal\n"
 		"  --stats              print I/O counters (MDS bytes, direct bytes, layouts) at the end\n"

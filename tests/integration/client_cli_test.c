@@ -399,15 +399,15 @@ static void test_luns_gone(void)
 }
 
 /* The LUNs gone for the MDS too, which waits on them for its default lun-timeout (30 s): the
- * client's SAN I/O times out after 2 s, the MDS path gets no answer either, and the command fails
- * on the client's own timeout with EIO, not on the server's much later one. */
+ * client's SAN I/O times out after 2 s, the MDS path gets no answer either for twice that, and
+ * the command fails on the client's own timeout with EIO, not on the server's much later one. */
 static void test_luns_gone_mds_waits(void)
 {
 	NEED_LAB();
 	struct test_lab *gone;
 	struct test_mds *m;
 	char src[500], u[100], opts[2048];
-	const char *expect = "through the MDS: no answer for 2000 ms";
+	const char *expect = "through the MDS: no answer for 4000 ms";
 
 	m = gone_up(&gone, NULL, "--io-timeout 2 --initiator iqn.2024-01.test.pnfs:cli-c", u, opts);
 	local_file("slow.src", 3 * MIB, 7, src, sizeof(src));
