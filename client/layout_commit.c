@@ -320,6 +320,14 @@ static void commit_after_flush(struct commit_run *cr)
 			 cr->flush_msg, (unsigned long long)cr->write_end);
 	}
 	pc_layout_sticky_all(cr->lo, cr->fh, msg);
+	/* The LUNs could not be flushed: the SAN path failed (or the server fenced us). As with a failed
+	 * write, the layout's files stop using it, so the writes the caller does again go through the
+	 * MDS instead of waiting on the same silent path. */
+	if (!ctx->destroying) {
+		char why[800];
+		snprintf(why, sizeof(why), "flushing the LUNs failed: %s", cr->flush_msg);
+		pc_layout_abandon(cr->lo, cr->fh, why);
+	}
 	cr->status = pc_err(ctx, -EIO, "%s", msg);
 	commit_finish(cr);
 }

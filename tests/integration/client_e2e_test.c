@@ -1287,6 +1287,71 @@ static void test_san_path_lost_mid_copy(void)
 	free(buf);
 }
 
+/* Every write through the layout has landed when the SAN path goes silent; fsync cannot flush the
+ * LUNs (SYNCHRONIZE CACHE times out), so it fails and says the writes may be lost. The file then
+ * goes through the MDS (a copy doing its writes again must not wait on the silent path once more):
+ * the same writes done again land through the MDS, fsync succeeds, and another client reads them. */
+static void test_flush_path_lost(void)
+{
+	NEED_LAB();
+	const size_t len = 4 * MIB;
+	struct ct_proxy *px = ct_proxy_start(lab->port);
+	char *data = malloc(len), *back = malloc(len), relay[LAB_MAX_LUNS][512];
+	const char *urls[LAB_MAX_LUNS];
+	struct pnfs_context *ctx, *other;
+	struct pnfs_opts o;
+	struct pnfs_stats st;
+	struct pnfs_fh *fh;
+
+	CU_ASSERT_PTR_NOT_NULL_FATAL(px);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	test_fill_random(data, len, 97);
+	pnfs_opts_init(&o);
+	for (int i = 0; i < lab->nluns; i++) {
+		CU_ASSERT_EQUAL_FATAL(ct_relay_url(lab, px, i, relay[i], sizeof(relay[i])), 0);
+		urls[i] = relay[i];
+	}
+	o.devices = urls;
+	o.ndevices = (unsigned)lab->nluns;
+	o.initiator_name = INITIATOR_CP;
+	o.io_timeout_ms = 1000;
+	ctx = ct_mount(&o, mds->port, "/");
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(ctx, "/flushlost", O_CREAT | O_RDWR | O_TRUNC, 0644, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_pwrite(ctx, fh, data, len, 0), (ssize_t)len);
+	pnfs_get_stats(ctx, &st);
+	CU_ASSERT_EQUAL(st.direct_bytes_written, len);
+	CU_ASSERT_STRING_EQUAL(pnfs_fh_mds_reason(fh), "");
+
+	ct_proxy_drop(px, CT_PROXY_DROP_REQUESTS);
+	CU_ASSERT_EQUAL(pnfs_fsync(ctx, fh), -EIO);
+	CU_ASSERT_PTR_NOT_NULL(strstr(pnfs_get_error(ctx), "cannot make the writes through the layout stable"));
+	CU_ASSERT_PTR_NOT_NULL(strstr(pnfs_fh_mds_reason(fh), "flushing the LUNs failed"));
+
+	/* written again, through the MDS this time */
+	CU_ASSERT_EQUAL(pnfs_pwrite(ctx, fh, data, len, 0), (ssize_t)len);
+	if (pnfs_fsync(ctx, fh) != 0)
+		fprintf(stderr, "\n  fsync after the rewrite: %s\n", pnfs_get_error(ctx));
+	CU_ASSERT_EQUAL(pnfs_fsync(ctx, fh), 0);
+	pnfs_get_stats(ctx, &st);
+	CU_ASSERT(st.mds_data_written >= len);
+	CU_ASSERT_EQUAL(st.direct_bytes_written, len);
+	CU_ASSERT_EQUAL(pnfs_close(ctx, fh), 0);
+
+	other = client(INITIATOR_B, 0);
+	CU_ASSERT_EQUAL_FATAL(pnfs_open(other, "/flushlost", O_RDONLY, 0, &fh), 0);
+	CU_ASSERT_EQUAL(pnfs_pread(other, fh, back, len, 0), (ssize_t)len);
+	CU_ASSERT_EQUAL(memcmp(back, data, len), 0);
+	CU_ASSERT_EQUAL(pnfs_close(other, fh), 0);
+	CU_ASSERT_EQUAL(pnfs_unlink(other, "/flushlost"), 0);
+	client_done(other);
+	ct_proxy_drop(px, CT_PROXY_PASS);
+	client_done(ctx);
+	ct_proxy_stop(px);
+	free(data);
+	free(back);
+}
+
 /* pnfs_context_destroy with direct writes in flight on the LUNs: each write completes once, written
  * or cancelled (-ECANCELED), and nothing is touched after it is freed (the ASan build checks that).
  * The file is left as it is: the MDS keeps the gone client's state until its lease runs out. */
@@ -1453,5 +1518,6 @@ TEST_SUITE(client_e2e, "integration/client_e2e", suite_init, suite_clean,
 	   { "silent_portal_while_resolving", test_silent_portal },
 	   { "destroyed_with_io_in_flight", test_destroy_in_flight },
 	   { "san_path_lost_mid_copy", test_san_path_lost_mid_copy },
+	   { "flush_path_lost", test_flush_path_lost },
 	   { "mds_writes_during_return", test_mds_writes_during_return },
 	   { "truncate_own_layout", test_truncate_own_layout });
