@@ -158,6 +158,11 @@ void pc_fh_to_mds(struct pnfs_fh *fh, const char *fmt, ...)
 	}
 }
 
+uint64_t pnfs_fh_fileid(const struct pnfs_fh *fh)
+{
+	return fh->fileid;
+}
+
 const char *pnfs_fh_mds_reason(struct pnfs_fh *fh)
 {
 	if (fh->ctx->opts.mds_io)

@@ -386,6 +386,10 @@ static int errno_of(int status)
 
 static void fail(struct op *o, int status)
 {
+	/* A node is addressed by the path it was last looked up by: when that name went (a hard link's
+	 * other name removed, a rename elsewhere), the kernel is told to look its own name up again. */
+	if (status == -ENOENT && o->node && o->node != &M.root && !o->create)
+		status = -ESTALE;
 	fuse_reply_err(o->req, errno_of(status));
 	op_free(o);
 }
@@ -1181,6 +1185,12 @@ static void open_cb(struct pnfs_context *ctx, int status, void *data, void *priv
 	}
 	if (o->mknod_reg) {
 		SUBMIT(o, pnfs_close_async(M.ctx, data, made_cb, o));
+		return;
+	}
+	/* The node's path names another file now (its name removed and made again): not this node's. */
+	if (!o->create && pnfs_fh_fileid(data) && pnfs_fh_fileid(data) != o->node->fileid) {
+		(void)pnfs_close_async(M.ctx, data, NULL, NULL);
+		fail(o, -ESTALE);
 		return;
 	}
 	h = handle_new(data);

@@ -306,6 +306,8 @@ int pnfs_layout_extents(struct pnfs_context *ctx, struct pnfs_fh *fh, uint64_t o
  * 0 not usable, -ENOENT for a device the context has not seen. */
 int pnfs_device_info(struct pnfs_context *ctx, const uint8_t deviceid[16], struct blkmap_vol **vol,
 		     const char **why);
+/* The file's fileid as its OPEN reported it (0 when the server did not say). */
+uint64_t pnfs_fh_fileid(const struct pnfs_fh *fh);
 /* Whether the file's I/O goes through the MDS now, and why ("" if it does not). Borrowed. */
 const char *pnfs_fh_mds_reason(struct pnfs_fh *fh);
 /* The blkmap volume the context resolved for a device ID, or NULL. Borrowed for the context's life

@@ -170,6 +170,27 @@ static long long stat_of(const char *file, const char *name)
 	return v;
 }
 
+/* A node is named by the path it was last looked up by. Here that is the other name of a hard
+ * link (the cached entries dropped, then "hard" and "orig" looked up in that order), and that name
+ * is removed: reads through "hard", whose entry the kernel still holds, read the file. Then "orig"
+ * is removed and made again, as another file, through the other mount: "hard" still reads its own
+ * bytes, not the new file's (the node's path names another fileid now). */
+static void test_link_other_name_gone(void)
+{
+	NEED();
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; W='%s/lo.want'; bad=0\n"
+				  "look() { sync; echo 2 > /proc/sys/vm/drop_caches; stat $M/lo.hard $M/lo.orig > /dev/null; }\n"
+				  "head -c 200000 /dev/urandom > $M/lo.orig; cp $M/lo.orig $W; ln $M/lo.orig $M/lo.hard\n"
+				  "look; rm $M/lo.orig\n"
+				  "cmp -s $M/lo.hard $W || { echo lost-by-rm; bad=1; }\n"
+				  "ln $M/lo.hard $M/lo.orig; look\n"
+				  "rm $N/lo.orig; echo another > $N/lo.orig\n"
+				  "cmp -s $M/lo.hard $W || { echo other-file-read; bad=1; }\n"
+				  "rm $M/lo.hard $M/lo.orig $W\n"
+				  "echo bad=$bad\n",
+				  mnt1, mnt2, ml.dir));
+}
+
 /* Hard links: through the mount (ln), seen by the other mount as one file with two names; and
  * libpnfs's pnfs_link refusing a directory and a name that exists. */
 static void test_link(void)
@@ -473,6 +494,7 @@ TEST_SUITE(client_mount, "integration/client_mount", suite_init, suite_clean,
 	   { "files of many sizes by dd, cp and tar, through layouts", test_files_of_many_sizes },
 	   { "namespace operations and two mounts", test_namespace_and_two_clients },
 	   { "hard links", test_link },
+	   { "a hard link whose looked-up name went", test_link_other_name_gone },
 	   { "special files and owners", test_special_files },
 	   { "deep paths and long names", test_deep_paths },
 	   { "attribute cache timeout and close-to-open", test_attr_timeout },
