@@ -308,17 +308,23 @@ static void test_truncate_recalls_kernel_layout(void)
 			"vm-lab exec --dir %s -- 'end=$(($(date +%%s) + 8)); n=0\n"
 			"  while [ $(date +%%s) -lt $end ]; do\n"
 			"    dd if=/dev/zero of=/mnt/kbusy bs=256K count=16 oflag=direct conv=notrunc 2>/dev/null || exit 1\n"
+			"    [ $n = 0 ] && touch /mnt/kbusy.writing\n"
 			"    n=$((n + 1)); done; echo writes=$n\n"
 			"  grep -E \"^[[:space:]]+(LAYOUTGET|LAYOUTRETURN):\" /proc/self/mountstats' > $T/guest &\n"
 			"g=$!\n"
-			"sleep 2\n"
+			/* the truncates start once the guest writes (and so holds a layout): on a loaded
+			 * machine the guest's loop may start seconds later */
+			"for i in $(seq 600); do pnfs stat %s \"$VM_MDS_URL/kbusy.writing\" >/dev/null 2>&1 && break; sleep 0.1; done\n"
+			"echo started=$i\n"
 			"for i in 1 2 3; do pnfs cp -q %s $T/f \"$VM_MDS_URL/kbusy\" 2>/dev/null; echo cp$i=$?; sleep 0.5; done\n"
 			"wait $g; echo guest=$?\n"
 			"cat $T/guest\n"
+			"pnfs rm %s \"$VM_MDS_URL/kbusy.writing\"\n"
 			"rm -rf $T\n",
-			L.dir, L.dev_opts);
+			L.dir, L.dev_opts, L.dev_opts, L.dev_opts);
 	VM_CHECK(rc == 0, hout);
 	VM_CHECK(vmlab_kv(hout, "guest") == 0, hout);
+	VM_CHECK(vmlab_kv(hout, "started") < 600, hout);
 	VM_CHECK(vmlab_kv(hout, "cp1") == 0 && vmlab_kv(hout, "cp2") == 0 && vmlab_kv(hout, "cp3") == 0, hout);
 	VM_CHECK(vmlab_mountstat(hout, "LAYOUTRETURN") > 0, hout);
 	CU_ASSERT(vmlab_log_count(&L, "BADSESSION") == 0);
