@@ -16,16 +16,9 @@ static const char *const public_headers[] = {
 	"mds/store.h", "mds/pool.h", "mds/pool_lock.h", /* the store and its pools (pnfs-admin, pnfs-extents) */
 };
 
-/* Which parts a part may include from. */
-static const struct {
-	const char *part, *uses;
-} uses[] = {
-	{ "proto", "" },
-	{ "blkmap", "proto" },
-	{ "mds", "proto blkmap" },
-	{ "client", "proto blkmap" },
-	{ "tools", "proto blkmap mds client" },
-};
+/* Which parts a part may include from: "part: uses...". */
+static const char *const uses[] = { "proto:", "blkmap: proto", "mds: proto blkmap", "client: proto blkmap",
+				    "tools: proto blkmap mds client" };
 
 static int is_public(const char *hdr)
 {
@@ -110,8 +103,12 @@ static void test_one_way(void)
 {
 	char bad[8192] = "";
 
-	for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++)
-		CU_ASSERT(check_part(test_top_dir(), uses[i].part, uses[i].uses, bad, sizeof(bad)) > 3);
+	for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++) {
+		char part[16];
+		const char *colon = strchr(uses[i], ':');
+		snprintf(part, sizeof(part), "%.*s", (int)(colon - uses[i]), uses[i]);
+		CU_ASSERT(check_part(test_top_dir(), part, colon + 1 + (colon[1] == ' '), bad, sizeof(bad)) > 3);
+	}
 	if (bad[0])
 		fprintf(stderr, "\n  includes against the layering:%s\n", bad);
 	CU_ASSERT_STRING_EQUAL(bad, "");
