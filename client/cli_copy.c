@@ -90,6 +90,8 @@ struct end {
 	const char *name;
 	int known_size;      /* a local regular source: reading less than its size means it shrank */
 	int stream;          /* a local source read in turn (standard input, a FIFO, a terminal) */
+	size_t dio_align;    /* a local destination its file system writes with O_DIRECT: the alignment
+	                      * of offsets, lengths and buffers that needs (0: through the page cache) */
 };
 
 struct copy;
@@ -103,6 +105,7 @@ struct chunk {
 	int ready;           /* read, waiting for its turn on a sequential destination */
 	int io_status;       /* the local I/O thread's result: bytes read or written, or -errno */
 	size_t wpos;         /* a write to a server: where the next run of bytes to write is looked for */
+	int last;            /* nothing of the file follows the chunk: a direct write may pad its end */
 	struct chunk *io_next; /* on that thread's queue or its done list */
 };
 
@@ -120,6 +123,10 @@ struct localio {
 	int efd;         /* eventfd: done went from empty to not */
 	int reading;     /* 1: chunks are read from fd (the source); 0: written to it (the destination) */
 	int skip_zeros;  /* writing: all-zero blocks are left as holes */
+	size_t align;    /* writing with O_DIRECT where a run is aligned to this (0: never) */
+	int direct_on;   /* O_DIRECT is set on fd now */
+	int padded;      /* the file's last block was written whole, past the file's end */
+	uint64_t direct_bytes, buffered_bytes; /* written with O_DIRECT, and through the page cache */
 	unsigned queued; /* chunks handed over and not yet finished by the loop (loop thread only) */
 };
 
@@ -225,24 +232,96 @@ static int next_run(const struct chunk *c, int skip, size_t pos, size_t *a, size
 	return 1;
 }
 
+/* Write len bytes at off, all of them (in turn on a pipe or terminal): 0 or -errno. */
+uint64_t cli_local_direct_bytes, cli_local_cached_bytes;
+
+static int write_all(int fd, const char *buf, size_t len, uint64_t off, int sequential)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = sequential ? write(fd, buf + done, len - done) : pwrite(fd, buf + done, len - done, (off_t)(off + done));
+		if (n < 0) {
+			if (errno == EINTR && !cli_stop_signal)
+				continue;
+			return -errno;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* O_DIRECT on the destination's descriptor, on or off: 0, or -1 when the file system refuses it. */
+static int set_direct(struct localio *w, int on)
+{
+	int fl;
+
+	if (w->direct_on == on)
+		return 0;
+	fl = fcntl(w->fd, F_GETFL);
+	if (fl < 0 || fcntl(w->fd, F_SETFL, on ? fl | O_DIRECT : fl & ~O_DIRECT) < 0)
+		return -1;
+	w->direct_on = on;
+	return 0;
+}
+
+/* Write a run of a chunk ([a, b) of it) to the destination through the I/O thread: its aligned part
+ * with O_DIRECT, from the chunk straight to the device with no copy into the page cache, and what is
+ * left of it through the page cache. The file's last block is written whole, padded with zeros (the
+ * chunk has room: chunks are multiples of any alignment), and the file cut to its size at the end.
+ * A file system that refuses a direct write (EINVAL) gets the rest of the copy through the page
+ * cache. 0 or -errno. */
+static int write_run(struct localio *w, struct chunk *c, size_t a, size_t b)
+{
+	uint64_t off = c->off + a;
+	size_t len = b - a, dlen = 0;
+	int rc;
+
+	if (w->align && off % w->align == 0 && (uintptr_t)(c->buf + a) % w->align == 0) {
+		dlen = len & ~(w->align - 1);
+		if (dlen < len && c->last && b == c->len) {
+			dlen += w->align;
+			memset(c->buf + b, 0, dlen - len);
+		}
+	}
+	if (dlen && set_direct(w, 1) == 0) {
+		rc = write_all(w->fd, c->buf + a, dlen, off, 0);
+		if (rc == -EINVAL) {
+			/* refused after all: from here on through the page cache */
+			w->align = 0;
+			(void)set_direct(w, 0);
+			dlen = 0;
+		} else if (rc < 0) {
+			return rc;
+		} else {
+			w->direct_bytes += dlen < len ? dlen : len;
+			if (dlen >= len) {
+				w->padded |= dlen > len;
+				return 0;
+			}
+		}
+	} else {
+		dlen = 0;
+	}
+	if (set_direct(w, 0) < 0)
+		return -EIO;
+	w->buffered_bytes += len - dlen;
+	return write_all(w->fd, c->buf + a + dlen, len - dlen, off + dlen, 0);
+}
+
 /* Write all of a chunk to a local file (at its offset, or in turn on a pipe or terminal; with skip,
- * not its all-zero blocks, into a new file): bytes of the chunk, or -errno. */
-static int write_local(int fd, const struct chunk *c, int sequential, int skip)
+ * not its all-zero blocks, into a new file; with w, through the I/O thread, O_DIRECT where w allows):
+ * bytes of the chunk, or -errno. */
+static int write_local(int fd, struct chunk *c, int sequential, int skip, struct localio *w)
 {
 	size_t a, b;
 
 	for (size_t pos = 0; next_run(c, skip && !sequential, pos, &a, &b); pos = b) {
-		size_t done = a;
-		while (done < b) {
-			ssize_t n = sequential ? write(fd, c->buf + done, b - done)
-					       : pwrite(fd, c->buf + done, b - done, (off_t)(c->off + done));
-			if (n < 0) {
-				if (errno == EINTR && !cli_stop_signal)
-					continue;
-				return -errno;
-			}
-			done += (size_t)n;
-		}
+		int rc = w ? write_run(w, c, a, b) : write_all(fd, c->buf + a, b - a, c->off + a, sequential);
+		if (rc < 0)
+			return rc;
+		if (!w && !sequential)
+			cli_local_cached_bytes += b - a;
 	}
 	return (int)c->len;
 }
@@ -313,7 +392,7 @@ static void *localio_main(void *arg)
 		if (!w->todo)
 			w->todo_tail = NULL;
 		pthread_mutex_unlock(&w->lock);
-		c->io_status = w->reading ? read_local(w->fd, c, 0) : write_local(w->fd, c, 0, w->skip_zeros);
+		c->io_status = w->reading ? read_local(w->fd, c, 0) : write_local(w->fd, c, 0, w->skip_zeros, w);
 		pthread_mutex_lock(&w->lock);
 		chunk_append(&w->done, &w->done_tail, c);
 		if (w->done == c) {
@@ -341,6 +420,7 @@ static void localio_start(struct copy *cp)
 		w->reading = 0;
 		w->fd = cp->dst.fd;
 		w->skip_zeros = cp->skip_zeros;
+		w->align = cp->dst.dio_align;
 	} else {
 		return;
 	}
@@ -442,6 +522,7 @@ static void remote_write_next(struct copy *cp, struct chunk *c)
 
 static void write_chunk(struct copy *cp, struct chunk *c)
 {
+	c->last = cp->size != UINT64_MAX && c->off + c->len >= cp->size;
 	if (cp->io.running && !cp->io.reading) {
 		localio_queue(&cp->io, c);
 		return;
@@ -451,7 +532,7 @@ static void write_chunk(struct copy *cp, struct chunk *c)
 		remote_write_next(cp, c);
 		return;
 	}
-	local_written(cp, c, write_local(cp->dst.fd, c, cp->sequential, cp->skip_zeros));
+	local_written(cp, c, write_local(cp->dst.fd, c, cp->sequential, cp->skip_zeros, NULL));
 }
 
 static void chunk_written(struct copy *cp, struct chunk *c, int status)
@@ -730,6 +811,8 @@ static int copy_run(struct copy *cp)
 			}
 	}
 	localio_stop(cp);
+	cli_local_direct_bytes += cp->io.direct_bytes;
+	cli_local_cached_bytes += cp->io.buffered_bytes;
 	chunk_mem_free(mem);
 	return cp->err;
 }
@@ -1018,6 +1101,33 @@ static void follow_local_link(struct file_copy *fc)
 	}
 }
 
+/* A local regular destination is written with O_DIRECT where its file system says it can do direct
+ * I/O (statx STATX_DIOALIGN: ext4, XFS, btrfs, f2fs; Linux 6.1+): the chunks go from the copy's
+ * buffers to the device, with no copy into the page cache, no fresh page-cache pages and no
+ * write-back of them at the fsync. tmpfs, ramfs, FUSE and NFS say nothing (tmpfs's O_DIRECT is a
+ * buffered copy anyway) and are written through the page cache. */
+static void plan_direct(struct copy *cp)
+{
+	struct statx sx;
+	size_t align;
+	int fl;
+
+	cp->dst.dio_align = 0;
+	if (statx(cp->dst.fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) < 0 || !(sx.stx_mask & STATX_DIOALIGN) ||
+	    !sx.stx_dio_offset_align || !sx.stx_dio_mem_align)
+		return;
+	align = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align : sx.stx_dio_mem_align;
+	/* the chunks start on huge-page boundaries and are whole MiB: any alignment up to that fits */
+	if (align & (align - 1) || align > CHUNK_BYTES)
+		return;
+	/* it may still refuse it: then nothing changes */
+	fl = fcntl(cp->dst.fd, F_GETFL);
+	if (fl < 0 || fcntl(cp->dst.fd, F_SETFL, fl | O_DIRECT) < 0)
+		return;
+	(void)fcntl(cp->dst.fd, F_SETFL, fl);
+	cp->dst.dio_align = align;
+}
+
 /* Open a local destination: standard output ("-"), the file itself (--inplace, a device, a FIFO) or
  * a temporary beside it. Anything but a regular file is written in order. */
 static int open_local_dest(struct file_copy *fc)
@@ -1054,6 +1164,8 @@ static int open_local_dest(struct file_copy *fc)
 	}
 	if (fstat(cp->dst.fd, &st) == 0 && !S_ISREG(st.st_mode))
 		cp->sequential = 1;
+	else
+		plan_direct(cp);
 	return 0;
 }
 
@@ -1092,7 +1204,7 @@ static int finish_dest(struct file_copy *fc)
 	struct copy *cp = &fc->cp;
 	const struct loc *dst = fc->dst;
 
-	if ((cp->holes || cp->skip_zeros) && cp->size != UINT64_MAX) {
+	if ((cp->holes || cp->skip_zeros || cp->io.padded) && cp->size != UINT64_MAX) {
 		if (!cp->dst.remote && ftruncate(cp->dst.fd, (off_t)cp->size) < 0) {
 			int rc = -errno;
 			fprintf(stderr, "pnfs: %s: %s\n", fc->have_tmp ? fc->tmp : dst->shown, strerror(errno));

@@ -196,6 +196,14 @@ static void print_stats(void)
 				st.recalls, st.fallbacks);
 		}
 	}
+	if (!cli_local_direct_bytes && !cli_local_cached_bytes)
+		return;
+	if (cli.json)
+		fprintf(stderr, "{\"local_direct_written\":%" PRIu64 ",\"local_cached_written\":%" PRIu64 "}\n",
+			cli_local_direct_bytes, cli_local_cached_bytes);
+	else
+		fprintf(stderr, "local files: %" PRIu64 " bytes written with O_DIRECT, %" PRIu64 " through the page cache\n",
+			cli_local_direct_bytes, cli_local_cached_bytes);
 }
 
 static void shutdown_all(void)
