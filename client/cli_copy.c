@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +93,8 @@ struct end {
 	int stream;          /* a local source read in turn (standard input, a FIFO, a terminal) */
 	size_t dio_align;    /* a local destination its file system writes with O_DIRECT: the alignment
 	                      * of offsets, lengths and buffers that needs (0: through the page cache) */
+	int dio_fd;          /* a local regular source: the file opened again with O_DIRECT, for the parts
+	                      * not in the page cache (-1: none); its alignment in dio_align */
 };
 
 struct copy;
@@ -126,7 +129,8 @@ struct localio {
 	size_t align;    /* writing with O_DIRECT where a run is aligned to this (0: never) */
 	int direct_on;   /* O_DIRECT is set on fd now */
 	int padded;      /* the file's last block was written whole, past the file's end */
-	uint64_t direct_bytes, buffered_bytes; /* written with O_DIRECT, and through the page cache */
+	uint64_t direct_bytes, buffered_bytes; /* written (read) with O_DIRECT, and through the page cache */
+	int dio_fd;      /* reading: the source opened with O_DIRECT (-1: none), aligned to align */
 	unsigned queued; /* chunks handed over and not yet finished by the loop (loop thread only) */
 };
 
@@ -233,7 +237,7 @@ static int next_run(const struct chunk *c, int skip, size_t pos, size_t *a, size
 }
 
 /* Write len bytes at off, all of them (in turn on a pipe or terminal): 0 or -errno. */
-uint64_t cli_local_direct_bytes, cli_local_cached_bytes;
+uint64_t cli_local_direct_bytes, cli_local_cached_bytes, cli_local_direct_read_bytes;
 
 static int write_all(int fd, const char *buf, size_t len, uint64_t off, int sequential)
 {
@@ -342,16 +346,78 @@ static void chunk_populate(struct chunk *c)
 	c->mapped = want;
 }
 
-/* Read a chunk's bytes from a local source (at its offset, or in turn from a stream): bytes read,
- * fewer at the end of the file, or -errno. */
-static int read_local(int fd, struct chunk *c, int stream)
+/* cachestat(2) (Linux 6.5): how much of a file's range the page cache holds, found without reading
+ * anything (a RWF_NOWAIT read that finds pages missing starts read-ahead of them). Its number is the
+ * same on every architecture with the common system call table. */
+#if defined(__linux__) && !defined(__NR_cachestat) && !defined(__alpha__)
+#define __NR_cachestat 451
+#endif
+struct copy_cachestat_range {
+	uint64_t off, len;
+};
+struct copy_cachestat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+/* A chunk's bytes from got on, read with O_DIRECT into the chunk when the page cache holds none of
+ * them (the length rounded up to the alignment: the chunk has room; the file's end cuts it): bytes
+ * read, -EAGAIN to read them through the page cache instead (some are cached, or they are not
+ * aligned), or -errno. A kernel without cachestat, or a file system that refuses the read (EINVAL),
+ * gets no direct reads again. */
+static ssize_t read_direct(struct localio *w, struct chunk *c, size_t got)
+{
+	uint64_t off = c->off + got;
+	size_t want = c->len - got;
+	ssize_t n;
+
+	if (off % w->align || (uintptr_t)(c->buf + got) % w->align)
+		return -EAGAIN;
+#ifdef __NR_cachestat
+	{
+		struct copy_cachestat_range r = { off, want };
+		struct copy_cachestat cs;
+		if (syscall(__NR_cachestat, w->fd, &r, &cs, 0) < 0) {
+			w->dio_fd = -1;
+			return -EAGAIN;
+		}
+		if (cs.nr_cache)
+			return -EAGAIN;
+	}
+#else
+	w->dio_fd = -1;
+	return -EAGAIN;
+#endif
+	want = (want + w->align - 1) & ~(w->align - 1);
+	n = pread(w->dio_fd, c->buf + got, want, (off_t)off);
+	if (n < 0) {
+		if (errno == EINVAL) {
+			w->dio_fd = -1;
+			return -EAGAIN;
+		}
+		return -errno;
+	}
+	/* a file that grew meanwhile: the chunk takes only its own bytes */
+	if ((size_t)n > c->len - got)
+		n = (ssize_t)(c->len - got);
+	w->direct_bytes += (uint64_t)n;
+	return n;
+}
+
+/* Read a chunk's bytes from a local source (at its offset, or in turn from a stream; with w, on the
+ * I/O thread: what the page cache lacks with O_DIRECT where w has it): bytes read, fewer at the end
+ * of the file, or -errno. */
+static int read_local(int fd, struct chunk *c, int stream, struct localio *w)
 {
 	size_t got = 0;
 
 	chunk_populate(c);
 	while (got < c->len) {
-		ssize_t n = stream ? read(fd, c->buf + got, c->len - got)
+		ssize_t n = w && w->dio_fd >= 0 ? read_direct(w, c, got) : -EAGAIN;
+		if (n == -EAGAIN || n == -EINTR)
+			n = stream ? read(fd, c->buf + got, c->len - got)
 				   : pread(fd, c->buf + got, c->len - got, (off_t)(c->off + got));
+		else if (n < 0)
+			errno = (int)-n, n = -1;
 		if (n < 0) {
 			if (errno == EINTR && !cli_stop_signal)
 				continue;
@@ -392,7 +458,7 @@ static void *localio_main(void *arg)
 		if (!w->todo)
 			w->todo_tail = NULL;
 		pthread_mutex_unlock(&w->lock);
-		c->io_status = w->reading ? read_local(w->fd, c, 0) : write_local(w->fd, c, 0, w->skip_zeros, w);
+		c->io_status = w->reading ? read_local(w->fd, c, 0, w) : write_local(w->fd, c, 0, w->skip_zeros, w);
 		pthread_mutex_lock(&w->lock);
 		chunk_append(&w->done, &w->done_tail, c);
 		if (w->done == c) {
@@ -413,9 +479,12 @@ static void localio_start(struct copy *cp)
 	struct localio *w = &cp->io;
 
 	memset(w, 0, sizeof(*w)); /* a copy may run again (through the MDS, after a SAN path failed) */
+	w->dio_fd = -1;
 	if (!cp->src.remote && cp->dst.remote && cp->src.known_size && cp->src.fd > 0) {
 		w->reading = 1;
 		w->fd = cp->src.fd;
+		w->dio_fd = cp->src.dio_fd;
+		w->align = cp->src.dio_align;
 	} else if (cp->src.remote && !cp->dst.remote && !cp->sequential && cp->dst.fd >= 0) {
 		w->reading = 0;
 		w->fd = cp->dst.fd;
@@ -669,7 +738,7 @@ static int start_chunk(struct copy *cp, struct chunk *c)
 	if (cp->io.running && cp->io.reading)
 		localio_queue(&cp->io, c);
 	else
-		source_read(cp, c, read_local(cp->src.fd, c, cp->src.stream));
+		source_read(cp, c, read_local(cp->src.fd, c, cp->src.stream, NULL));
 	return 1;
 }
 
@@ -811,8 +880,12 @@ static int copy_run(struct copy *cp)
 			}
 	}
 	localio_stop(cp);
-	cli_local_direct_bytes += cp->io.direct_bytes;
-	cli_local_cached_bytes += cp->io.buffered_bytes;
+	if (cp->io.reading) {
+		cli_local_direct_read_bytes += cp->io.direct_bytes;
+	} else {
+		cli_local_direct_bytes += cp->io.direct_bytes;
+		cli_local_cached_bytes += cp->io.buffered_bytes;
+	}
 	chunk_mem_free(mem);
 	return cp->err;
 }
@@ -1009,6 +1082,37 @@ static int open_remote_source(struct file_copy *fc)
 	return 0;
 }
 
+/* A local regular source on a file system that does direct I/O (statx STATX_DIOALIGN) is opened a
+ * second time with O_DIRECT: the I/O thread reads a chunk of which the page cache holds nothing
+ * (cachestat) from the disk straight into the chunk, and others through the page cache, without
+ * filling the page cache with a file the copy reads once. */
+static void plan_source_direct(struct copy *cp, const char *path, const struct stat *st)
+{
+	struct statx sx;
+	struct stat ds;
+	size_t align;
+	int fd;
+
+	if (statx(cp->src.fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) < 0 || !(sx.stx_mask & STATX_DIOALIGN) ||
+	    !sx.stx_dio_offset_align || !sx.stx_dio_mem_align)
+		return;
+	align = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align : sx.stx_dio_mem_align;
+	if (align & (align - 1) || align > CHUNK_BYTES)
+		return;
+	fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* the same file, not one renamed over it meanwhile */
+	if (fstat(fd, &ds) < 0 || ds.st_dev != st->st_dev || ds.st_ino != st->st_ino) {
+		close(fd);
+		return;
+	}
+	cp->src.dio_fd = fd;
+	cp->src.dio_align = align;
+	/* no read-ahead through the page cache of what the direct reads will read */
+	(void)posix_fadvise(cp->src.fd, 0, 0, POSIX_FADV_RANDOM);
+}
+
 /* Open a local file to copy from: a regular file (its size known), or a FIFO, terminal or character
  * device read in turn to its end; a directory is refused. */
 static int open_local_source(struct file_copy *fc)
@@ -1036,6 +1140,7 @@ static int open_local_source(struct file_copy *fc)
 	if (S_ISREG(st.st_mode)) {
 		cp->size = (uint64_t)st.st_size;
 		cp->src.known_size = 1;
+		plan_source_direct(cp, src->path, &st);
 	} else {
 		cp->src.stream = 1;
 	}
@@ -1245,6 +1350,8 @@ static int close_ends(struct file_copy *fc, int rc)
 		}
 	}
 	free(cp->hole);
+	if (cp->src.dio_fd >= 0)
+		close(cp->src.dio_fd);
 	if (cp->src.remote && cp->src.fh)
 		pnfs_close(cp->src.ctx, cp->src.fh);
 	else if (cp->src.fd > 0)
@@ -1295,6 +1402,7 @@ int cli_copy_file(const struct loc *src, const struct loc *dst)
 	fc.src_mode = 0666;
 	fc.name = cli_base_name(src->path);
 	fc.cp.src.fd = fc.cp.dst.fd = -1;
+	fc.cp.src.dio_fd = fc.cp.dst.dio_fd = -1;
 	fc.cp.size = UINT64_MAX;
 	fc.cp.src.name = src->shown;
 	fc.cp.dst.name = dst->shown;

@@ -4,7 +4,8 @@
  * killed or interrupted leaves the old destination whole (and, when interrupted, no temporary);
  * --inplace writes the destination itself; FIFO sources are read in turn; modes are kept like cp(1)
  * keeps them; ls -l -h and owner names; cp -r of trees both ways; local destinations written with
- * O_DIRECT where their file system does direct I/O, through the page cache where not (tmpfs, ramfs).
+ * O_DIRECT where their file system does direct I/O, through the page cache where not (tmpfs, ramfs);
+ * local sources read with O_DIRECT where the page cache does not hold them.
  * Real pnfs-mds on a real tgtd lab. */
 #include "client/pnfs.h"
 #include "tests/client/helpers.h"
@@ -882,6 +883,84 @@ static void test_direct_destinations(void)
 	run_ok("rm %s/direct", cl.url);
 }
 
+/* The file at path written back and dropped from the page cache (its first keep bytes read back in). */
+static void uncache(const char *path, size_t keep)
+{
+	int fd = open(path, O_RDONLY);
+	char *b = malloc(keep ? keep : 1);
+
+	CU_ASSERT_FATAL(fd >= 0 && b != NULL);
+	CU_ASSERT_EQUAL(fsync(fd), 0);
+	CU_ASSERT_EQUAL(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	/* no read-ahead past keep */
+	CU_ASSERT_EQUAL(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
+	if (keep)
+		CU_ASSERT_EQUAL(pread(fd, b, keep, 0), (ssize_t)keep);
+	free(b);
+	close(fd);
+}
+
+/* put of the local file src to u; the bytes the copy says it read with O_DIRECT; the server's copy
+ * compared with src. */
+static uint64_t put_and_compare(const char *src, const char *u)
+{
+	char *out = NULL, m1[33], m2[33];
+	int rc = test_run(&out, "'%s' -q --json --stats %s put '%s' %s 2>&1 >/dev/null", test_bin("pnfs"), cl.devs, src, u);
+	uint64_t direct = stat_u64(out, "local_direct_read");
+
+	CU_ASSERT_EQUAL(rc, 0);
+	md5_local(src, m1);
+	md5_remote(u, m2);
+	CU_ASSERT_STRING_EQUAL(m1, m2);
+	if (rc != 0 || strcmp(m1, m2) != 0)
+		fprintf(stderr, "\n  put %s %s: exit %d, md5 %s vs %s:\n%s", src, u, rc, m1, m2, out ? out : "");
+	free(out);
+	return direct;
+}
+
+/* A copy in from a disk file system reads what the page cache lacks with O_DIRECT (all of a file not
+ * in it, the rest of one partly in it) and the cached part through the page cache; from tmpfs all
+ * through the page cache. Every size reads back equal on the server. */
+static void test_direct_sources(void)
+{
+	NEED_LAB();
+	static const uint64_t sizes[] = { 1, 511, 4097, 8 * MIB + 1, 17 * MIB + 513 };
+	char ddir[400], src[600], tsrc[500], u[300];
+	uint64_t direct;
+
+	TEST_SKIP_IF(direct_dir(ddir, sizeof(ddir)) < 0, "no file system with direct I/O found for the test's files");
+	run_ok("mkdir %s/dsrc", cl.url);
+	snprintf(u, sizeof(u), "%s/dsrc/f", cl.url);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t n = sizes[i];
+		local_file("dsrc.tmp", (size_t)n, 800 + i, tsrc, sizeof(tsrc));
+		snprintf(src, sizeof(src), "%s/src%zu", ddir, i);
+		CU_ASSERT_EQUAL(test_run(NULL, "cp '%s' '%s'", tsrc, src), 0);
+		/* from tmpfs: no O_DIRECT */
+		direct = put_and_compare(tsrc, u);
+		CU_ASSERT(direct == 0 || direct == UINT64_MAX);
+		run_ok("rm %s", u);
+		/* not cached: all of it with O_DIRECT */
+		uncache(src, 0);
+		CU_ASSERT_EQUAL(put_and_compare(src, u), n);
+		run_ok("rm %s", u);
+		/* partly cached: the rest with O_DIRECT */
+		if (n > 5 * MIB) {
+			uncache(src, 5 * MIB + 100);
+			direct = put_and_compare(src, u);
+			CU_ASSERT(direct > 0 && direct != UINT64_MAX && direct <= n);
+			if (direct == 0 || direct == UINT64_MAX || direct > n)
+				fprintf(stderr, "\n  partly cached %s: %llu bytes read with O_DIRECT of %llu\n", src,
+					(unsigned long long)direct, (unsigned long long)n);
+			run_ok("rm %s", u);
+		}
+		unlink(src);
+		unlink(tsrc);
+	}
+	test_run(NULL, "rm -rf '%s'", ddir);
+	run_ok("rm %s/dsrc", cl.url);
+}
+
 TEST_SUITE(client_copy, "integration/client_copy", suite_init, suite_clean,
 	   { "self_copy_refused", test_self_copy_refused },
 	   { "identity_api", test_identity_api },
@@ -892,4 +971,5 @@ TEST_SUITE(client_copy, "integration/client_copy", suite_init, suite_clean,
 	   { "modes", test_modes },
 	   { "ls_long_human", test_ls_long_human },
 	   { "tree_copies", test_tree_copies },
-	   { "direct_destinations", test_direct_destinations });
+	   { "direct_destinations", test_direct_destinations },
+	   { "direct_sources", test_direct_sources });
