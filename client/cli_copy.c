@@ -156,6 +156,7 @@ struct copy {
 	size_t nhole, hole_i;
 	uint64_t skipped;    /* bytes of holes passed over (for the progress line) */
 	uint64_t wend;       /* the furthest end written to a server */
+	int prealloc;        /* the local destination was allocated to the size first */
 };
 
 enum { HOLES_SEEK = 1, HOLES_MAP };
@@ -836,6 +837,21 @@ static void chunk_mem_free(char *mem)
 	munmap(mem, (size_t)CHUNK_BYTES * DEPTH);
 }
 
+/* A destination written with O_DIRECT, the whole file to be written (no holes to keep): its blocks
+ * allocated first, in one extent where the file system can. Direct writes then land in allocated
+ * blocks instead of extending the file one write at a time, and a file system too full for the
+ * copy fails it at the start. */
+static void preallocate(struct copy *cp)
+{
+	if (!cp->io.running || cp->io.reading || !cp->io.align || cp->size == UINT64_MAX || cp->size == 0 ||
+	    cp->nhole || cp->skip_zeros)
+		return;
+	if (fallocate(cp->dst.fd, 0, 0, (off_t)cp->size) == 0)
+		cp->prealloc = 1; /* the size is set again at the end: the source may have shrunk meanwhile */
+	else if (errno == ENOSPC)
+		copy_fail(cp, -ENOSPC, "%s: %s", cp->dst.name, strerror(ENOSPC));
+}
+
 static int copy_run(struct copy *cp)
 {
 	char *mem = NULL;
@@ -848,6 +864,7 @@ static int copy_run(struct copy *cp)
 		cp->ch[i].buf = mem + (size_t)i * CHUNK_BYTES;
 	}
 	localio_start(cp);
+	preallocate(cp);
 	for (;;) {
 		if (cli_stop_signal)
 			copy_fail(cp, -EINTR, "%s: interrupted", cp->dst.name);
@@ -1309,7 +1326,7 @@ static int finish_dest(struct file_copy *fc)
 	struct copy *cp = &fc->cp;
 	const struct loc *dst = fc->dst;
 
-	if ((cp->holes || cp->skip_zeros || cp->io.padded) && cp->size != UINT64_MAX) {
+	if ((cp->holes || cp->skip_zeros || cp->io.padded || cp->prealloc) && cp->size != UINT64_MAX) {
 		if (!cp->dst.remote && ftruncate(cp->dst.fd, (off_t)cp->size) < 0) {
 			int rc = -errno;
 			fprintf(stderr, "pnfs: %s: %s\n", fc->have_tmp ? fc->tmp : dst->shown, strerror(errno));
