@@ -34,6 +34,9 @@ extern struct cli_opts cli;
 /* SIGINT, SIGTERM or SIGHUP during a copy: it stops, its temporary is removed, and the signal is
  * raised again at the end. */
 extern volatile sig_atomic_t cli_stop_signal;
+/* cli_copy.c: bytes the copies wrote to local regular files with O_DIRECT and through the page cache,
+ * and read from local regular files with O_DIRECT (--stats). */
+extern uint64_t cli_local_direct_bytes, cli_local_cached_bytes, cli_local_direct_read_bytes;
 
 /* Say what is wrong with the command line and exit with status 2. */
 void cli_die_usage(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

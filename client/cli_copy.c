@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -90,6 +91,10 @@ struct end {
 	const char *name;
 	int known_size;      /* a local regular source: reading less than its size means it shrank */
 	int stream;          /* a local source read in turn (standard input, a FIFO, a terminal) */
+	size_t dio_align;    /* a local destination its file system writes with O_DIRECT: the alignment
+	                      * of offsets, lengths and buffers that needs (0: through the page cache) */
+	int dio_fd;          /* a local regular source: the file opened again with O_DIRECT, for the parts
+	                      * not in the page cache (-1: none); its alignment in dio_align */
 };
 
 struct copy;
@@ -103,6 +108,7 @@ struct chunk {
 	int ready;           /* read, waiting for its turn on a sequential destination */
 	int io_status;       /* the local I/O thread's result: bytes read or written, or -errno */
 	size_t wpos;         /* a write to a server: where the next run of bytes to write is looked for */
+	int last;            /* nothing of the file follows the chunk: a direct write may pad its end */
 	struct chunk *io_next; /* on that thread's queue or its done list */
 };
 
@@ -120,6 +126,11 @@ struct localio {
 	int efd;         /* eventfd: done went from empty to not */
 	int reading;     /* 1: chunks are read from fd (the source); 0: written to it (the destination) */
 	int skip_zeros;  /* writing: all-zero blocks are left as holes */
+	size_t align;    /* writing with O_DIRECT where a run is aligned to this (0: never) */
+	int direct_on;   /* O_DIRECT is set on fd now */
+	int padded;      /* the file's last block was written whole, past the file's end */
+	uint64_t direct_bytes, buffered_bytes; /* written (read) with O_DIRECT, and through the page cache */
+	int dio_fd;      /* reading: the source opened with O_DIRECT (-1: none), aligned to align */
 	unsigned queued; /* chunks handed over and not yet finished by the loop (loop thread only) */
 };
 
@@ -145,6 +156,7 @@ struct copy {
 	size_t nhole, hole_i;
 	uint64_t skipped;    /* bytes of holes passed over (for the progress line) */
 	uint64_t wend;       /* the furthest end written to a server */
+	int prealloc;        /* the local destination was allocated to the size first */
 };
 
 enum { HOLES_SEEK = 1, HOLES_MAP };
@@ -225,24 +237,96 @@ static int next_run(const struct chunk *c, int skip, size_t pos, size_t *a, size
 	return 1;
 }
 
+/* Write len bytes at off, all of them (in turn on a pipe or terminal): 0 or -errno. */
+uint64_t cli_local_direct_bytes, cli_local_cached_bytes, cli_local_direct_read_bytes;
+
+static int write_all(int fd, const char *buf, size_t len, uint64_t off, int sequential)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = sequential ? write(fd, buf + done, len - done) : pwrite(fd, buf + done, len - done, (off_t)(off + done));
+		if (n < 0) {
+			if (errno == EINTR && !cli_stop_signal)
+				continue;
+			return -errno;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* O_DIRECT on the destination's descriptor, on or off: 0, or -1 when the file system refuses it. */
+static int set_direct(struct localio *w, int on)
+{
+	int fl;
+
+	if (w->direct_on == on)
+		return 0;
+	fl = fcntl(w->fd, F_GETFL);
+	if (fl < 0 || fcntl(w->fd, F_SETFL, on ? fl | O_DIRECT : fl & ~O_DIRECT) < 0)
+		return -1;
+	w->direct_on = on;
+	return 0;
+}
+
+/* Write a run of a chunk ([a, b) of it) to the destination through the I/O thread: its aligned part
+ * with O_DIRECT, from the chunk straight to the device with no copy into the page cache, and what is
+ * left of it through the page cache. The file's last block is written whole, padded with zeros (the
+ * chunk has room: chunks are multiples of any alignment), and the file cut to its size at the end.
+ * A file system that refuses a direct write (EINVAL) gets the rest of the copy through the page
+ * cache. 0 or -errno. */
+static int write_run(struct localio *w, struct chunk *c, size_t a, size_t b)
+{
+	uint64_t off = c->off + a;
+	size_t len = b - a, dlen = 0;
+	int rc;
+
+	if (w->align && off % w->align == 0 && (uintptr_t)(c->buf + a) % w->align == 0) {
+		dlen = len & ~(w->align - 1);
+		if (dlen < len && c->last && b == c->len) {
+			dlen += w->align;
+			memset(c->buf + b, 0, dlen - len);
+		}
+	}
+	if (dlen && set_direct(w, 1) == 0) {
+		rc = write_all(w->fd, c->buf + a, dlen, off, 0);
+		if (rc == -EINVAL) {
+			/* refused after all: from here on through the page cache */
+			w->align = 0;
+			(void)set_direct(w, 0);
+			dlen = 0;
+		} else if (rc < 0) {
+			return rc;
+		} else {
+			w->direct_bytes += dlen < len ? dlen : len;
+			if (dlen >= len) {
+				w->padded |= dlen > len;
+				return 0;
+			}
+		}
+	} else {
+		dlen = 0;
+	}
+	if (set_direct(w, 0) < 0)
+		return -EIO;
+	w->buffered_bytes += len - dlen;
+	return write_all(w->fd, c->buf + a + dlen, len - dlen, off + dlen, 0);
+}
+
 /* Write all of a chunk to a local file (at its offset, or in turn on a pipe or terminal; with skip,
- * not its all-zero blocks, into a new file): bytes of the chunk, or -errno. */
-static int write_local(int fd, const struct chunk *c, int sequential, int skip)
+ * not its all-zero blocks, into a new file; with w, through the I/O thread, O_DIRECT where w allows):
+ * bytes of the chunk, or -errno. */
+static int write_local(int fd, struct chunk *c, int sequential, int skip, struct localio *w)
 {
 	size_t a, b;
 
 	for (size_t pos = 0; next_run(c, skip && !sequential, pos, &a, &b); pos = b) {
-		size_t done = a;
-		while (done < b) {
-			ssize_t n = sequential ? write(fd, c->buf + done, b - done)
-					       : pwrite(fd, c->buf + done, b - done, (off_t)(c->off + done));
-			if (n < 0) {
-				if (errno == EINTR && !cli_stop_signal)
-					continue;
-				return -errno;
-			}
-			done += (size_t)n;
-		}
+		int rc = w ? write_run(w, c, a, b) : write_all(fd, c->buf + a, b - a, c->off + a, sequential);
+		if (rc < 0)
+			return rc;
+		if (!w && !sequential)
+			cli_local_cached_bytes += b - a;
 	}
 	return (int)c->len;
 }
@@ -263,16 +347,78 @@ static void chunk_populate(struct chunk *c)
 	c->mapped = want;
 }
 
-/* Read a chunk's bytes from a local source (at its offset, or in turn from a stream): bytes read,
- * fewer at the end of the file, or -errno. */
-static int read_local(int fd, struct chunk *c, int stream)
+/* cachestat(2) (Linux 6.5): how much of a file's range the page cache holds, found without reading
+ * anything (a RWF_NOWAIT read that finds pages missing starts read-ahead of them). Its number is the
+ * same on every architecture with the common system call table. */
+#if defined(__linux__) && !defined(__NR_cachestat) && !defined(__alpha__)
+#define __NR_cachestat 451
+#endif
+struct copy_cachestat_range {
+	uint64_t off, len;
+};
+struct copy_cachestat {
+	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+
+/* A chunk's bytes from got on, read with O_DIRECT into the chunk when the page cache holds none of
+ * them (the length rounded up to the alignment: the chunk has room; the file's end cuts it): bytes
+ * read, -EAGAIN to read them through the page cache instead (some are cached, or they are not
+ * aligned), or -errno. A kernel without cachestat, or a file system that refuses the read (EINVAL),
+ * gets no direct reads again. */
+static ssize_t read_direct(struct localio *w, struct chunk *c, size_t got)
+{
+	uint64_t off = c->off + got;
+	size_t want = c->len - got;
+	ssize_t n;
+
+	if (off % w->align || (uintptr_t)(c->buf + got) % w->align)
+		return -EAGAIN;
+#ifdef __NR_cachestat
+	{
+		struct copy_cachestat_range r = { off, want };
+		struct copy_cachestat cs;
+		if (syscall(__NR_cachestat, w->fd, &r, &cs, 0) < 0) {
+			w->dio_fd = -1;
+			return -EAGAIN;
+		}
+		if (cs.nr_cache)
+			return -EAGAIN;
+	}
+#else
+	w->dio_fd = -1;
+	return -EAGAIN;
+#endif
+	want = (want + w->align - 1) & ~(w->align - 1);
+	n = pread(w->dio_fd, c->buf + got, want, (off_t)off);
+	if (n < 0) {
+		if (errno == EINVAL) {
+			w->dio_fd = -1;
+			return -EAGAIN;
+		}
+		return -errno;
+	}
+	/* a file that grew meanwhile: the chunk takes only its own bytes */
+	if ((size_t)n > c->len - got)
+		n = (ssize_t)(c->len - got);
+	w->direct_bytes += (uint64_t)n;
+	return n;
+}
+
+/* Read a chunk's bytes from a local source (at its offset, or in turn from a stream; with w, on the
+ * I/O thread: what the page cache lacks with O_DIRECT where w has it): bytes read, fewer at the end
+ * of the file, or -errno. */
+static int read_local(int fd, struct chunk *c, int stream, struct localio *w)
 {
 	size_t got = 0;
 
 	chunk_populate(c);
 	while (got < c->len) {
-		ssize_t n = stream ? read(fd, c->buf + got, c->len - got)
+		ssize_t n = w && w->dio_fd >= 0 ? read_direct(w, c, got) : -EAGAIN;
+		if (n == -EAGAIN || n == -EINTR)
+			n = stream ? read(fd, c->buf + got, c->len - got)
 				   : pread(fd, c->buf + got, c->len - got, (off_t)(c->off + got));
+		else if (n < 0)
+			errno = (int)-n, n = -1;
 		if (n < 0) {
 			if (errno == EINTR && !cli_stop_signal)
 				continue;
@@ -313,7 +459,7 @@ static void *localio_main(void *arg)
 		if (!w->todo)
 			w->todo_tail = NULL;
 		pthread_mutex_unlock(&w->lock);
-		c->io_status = w->reading ? read_local(w->fd, c, 0) : write_local(w->fd, c, 0, w->skip_zeros);
+		c->io_status = w->reading ? read_local(w->fd, c, 0, w) : write_local(w->fd, c, 0, w->skip_zeros, w);
 		pthread_mutex_lock(&w->lock);
 		chunk_append(&w->done, &w->done_tail, c);
 		if (w->done == c) {
@@ -334,13 +480,17 @@ static void localio_start(struct copy *cp)
 	struct localio *w = &cp->io;
 
 	memset(w, 0, sizeof(*w)); /* a copy may run again (through the MDS, after a SAN path failed) */
+	w->dio_fd = -1;
 	if (!cp->src.remote && cp->dst.remote && cp->src.known_size && cp->src.fd > 0) {
 		w->reading = 1;
 		w->fd = cp->src.fd;
+		w->dio_fd = cp->src.dio_fd;
+		w->align = cp->src.dio_align;
 	} else if (cp->src.remote && !cp->dst.remote && !cp->sequential && cp->dst.fd >= 0) {
 		w->reading = 0;
 		w->fd = cp->dst.fd;
 		w->skip_zeros = cp->skip_zeros;
+		w->align = cp->dst.dio_align;
 	} else {
 		return;
 	}
@@ -442,6 +592,7 @@ static void remote_write_next(struct copy *cp, struct chunk *c)
 
 static void write_chunk(struct copy *cp, struct chunk *c)
 {
+	c->last = cp->size != UINT64_MAX && c->off + c->len >= cp->size;
 	if (cp->io.running && !cp->io.reading) {
 		localio_queue(&cp->io, c);
 		return;
@@ -451,7 +602,7 @@ static void write_chunk(struct copy *cp, struct chunk *c)
 		remote_write_next(cp, c);
 		return;
 	}
-	local_written(cp, c, write_local(cp->dst.fd, c, cp->sequential, cp->skip_zeros));
+	local_written(cp, c, write_local(cp->dst.fd, c, cp->sequential, cp->skip_zeros, NULL));
 }
 
 static void chunk_written(struct copy *cp, struct chunk *c, int status)
@@ -588,7 +739,7 @@ static int start_chunk(struct copy *cp, struct chunk *c)
 	if (cp->io.running && cp->io.reading)
 		localio_queue(&cp->io, c);
 	else
-		source_read(cp, c, read_local(cp->src.fd, c, cp->src.stream));
+		source_read(cp, c, read_local(cp->src.fd, c, cp->src.stream, NULL));
 	return 1;
 }
 
@@ -686,6 +837,21 @@ static void chunk_mem_free(char *mem)
 	munmap(mem, (size_t)CHUNK_BYTES * DEPTH);
 }
 
+/* A destination written with O_DIRECT, the whole file to be written (no holes to keep): its blocks
+ * allocated first, in one extent where the file system can. Direct writes then land in allocated
+ * blocks instead of extending the file one write at a time, and a file system too full for the
+ * copy fails it at the start. */
+static void preallocate(struct copy *cp)
+{
+	if (!cp->io.running || cp->io.reading || !cp->io.align || cp->size == UINT64_MAX || cp->size == 0 ||
+	    cp->nhole || cp->skip_zeros)
+		return;
+	if (fallocate(cp->dst.fd, 0, 0, (off_t)cp->size) == 0)
+		cp->prealloc = 1; /* the size is set again at the end: the source may have shrunk meanwhile */
+	else if (errno == ENOSPC)
+		copy_fail(cp, -ENOSPC, "%s: %s", cp->dst.name, strerror(ENOSPC));
+}
+
 static int copy_run(struct copy *cp)
 {
 	char *mem = NULL;
@@ -698,6 +864,7 @@ static int copy_run(struct copy *cp)
 		cp->ch[i].buf = mem + (size_t)i * CHUNK_BYTES;
 	}
 	localio_start(cp);
+	preallocate(cp);
 	for (;;) {
 		if (cli_stop_signal)
 			copy_fail(cp, -EINTR, "%s: interrupted", cp->dst.name);
@@ -730,6 +897,12 @@ static int copy_run(struct copy *cp)
 			}
 	}
 	localio_stop(cp);
+	if (cp->io.reading) {
+		cli_local_direct_read_bytes += cp->io.direct_bytes;
+	} else {
+		cli_local_direct_bytes += cp->io.direct_bytes;
+		cli_local_cached_bytes += cp->io.buffered_bytes;
+	}
 	chunk_mem_free(mem);
 	return cp->err;
 }
@@ -926,6 +1099,37 @@ static int open_remote_source(struct file_copy *fc)
 	return 0;
 }
 
+/* A local regular source on a file system that does direct I/O (statx STATX_DIOALIGN) is opened a
+ * second time with O_DIRECT: the I/O thread reads a chunk of which the page cache holds nothing
+ * (cachestat) from the disk straight into the chunk, and others through the page cache, without
+ * filling the page cache with a file the copy reads once. */
+static void plan_source_direct(struct copy *cp, const char *path, const struct stat *st)
+{
+	struct statx sx;
+	struct stat ds;
+	size_t align;
+	int fd;
+
+	if (statx(cp->src.fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) < 0 || !(sx.stx_mask & STATX_DIOALIGN) ||
+	    !sx.stx_dio_offset_align || !sx.stx_dio_mem_align)
+		return;
+	align = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align : sx.stx_dio_mem_align;
+	if (align & (align - 1) || align > CHUNK_BYTES)
+		return;
+	fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* the same file, not one renamed over it meanwhile */
+	if (fstat(fd, &ds) < 0 || ds.st_dev != st->st_dev || ds.st_ino != st->st_ino) {
+		close(fd);
+		return;
+	}
+	cp->src.dio_fd = fd;
+	cp->src.dio_align = align;
+	/* no read-ahead through the page cache of what the direct reads will read */
+	(void)posix_fadvise(cp->src.fd, 0, 0, POSIX_FADV_RANDOM);
+}
+
 /* Open a local file to copy from: a regular file (its size known), or a FIFO, terminal or character
  * device read in turn to its end; a directory is refused. */
 static int open_local_source(struct file_copy *fc)
@@ -953,6 +1157,7 @@ static int open_local_source(struct file_copy *fc)
 	if (S_ISREG(st.st_mode)) {
 		cp->size = (uint64_t)st.st_size;
 		cp->src.known_size = 1;
+		plan_source_direct(cp, src->path, &st);
 	} else {
 		cp->src.stream = 1;
 	}
@@ -1018,6 +1223,33 @@ static void follow_local_link(struct file_copy *fc)
 	}
 }
 
+/* A local regular destination is written with O_DIRECT where its file system says it can do direct
+ * I/O (statx STATX_DIOALIGN: ext4, XFS, btrfs, f2fs; Linux 6.1+): the chunks go from the copy's
+ * buffers to the device, with no copy into the page cache, no fresh page-cache pages and no
+ * write-back of them at the fsync. tmpfs, ramfs, FUSE and NFS say nothing (tmpfs's O_DIRECT is a
+ * buffered copy anyway) and are written through the page cache. */
+static void plan_direct(struct copy *cp)
+{
+	struct statx sx;
+	size_t align;
+	int fl;
+
+	cp->dst.dio_align = 0;
+	if (statx(cp->dst.fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) < 0 || !(sx.stx_mask & STATX_DIOALIGN) ||
+	    !sx.stx_dio_offset_align || !sx.stx_dio_mem_align)
+		return;
+	align = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align : sx.stx_dio_mem_align;
+	/* the chunks start on huge-page boundaries and are whole MiB: any alignment up to that fits */
+	if (align & (align - 1) || align > CHUNK_BYTES)
+		return;
+	/* it may still refuse it: then nothing changes */
+	fl = fcntl(cp->dst.fd, F_GETFL);
+	if (fl < 0 || fcntl(cp->dst.fd, F_SETFL, fl | O_DIRECT) < 0)
+		return;
+	(void)fcntl(cp->dst.fd, F_SETFL, fl);
+	cp->dst.dio_align = align;
+}
+
 /* Open a local destination: standard output ("-"), the file itself (--inplace, a device, a FIFO) or
  * a temporary beside it. Anything but a regular file is written in order. */
 static int open_local_dest(struct file_copy *fc)
@@ -1054,6 +1286,8 @@ static int open_local_dest(struct file_copy *fc)
 	}
 	if (fstat(cp->dst.fd, &st) == 0 && !S_ISREG(st.st_mode))
 		cp->sequential = 1;
+	else
+		plan_direct(cp);
 	return 0;
 }
 
@@ -1092,7 +1326,7 @@ static int finish_dest(struct file_copy *fc)
 	struct copy *cp = &fc->cp;
 	const struct loc *dst = fc->dst;
 
-	if ((cp->holes || cp->skip_zeros) && cp->size != UINT64_MAX) {
+	if ((cp->holes || cp->skip_zeros || cp->io.padded || cp->prealloc) && cp->size != UINT64_MAX) {
 		if (!cp->dst.remote && ftruncate(cp->dst.fd, (off_t)cp->size) < 0) {
 			int rc = -errno;
 			fprintf(stderr, "pnfs: %s: %s\n", fc->have_tmp ? fc->tmp : dst->shown, strerror(errno));
@@ -1133,6 +1367,8 @@ static int close_ends(struct file_copy *fc, int rc)
 		}
 	}
 	free(cp->hole);
+	if (cp->src.dio_fd >= 0)
+		close(cp->src.dio_fd);
 	if (cp->src.remote && cp->src.fh)
 		pnfs_close(cp->src.ctx, cp->src.fh);
 	else if (cp->src.fd > 0)
@@ -1183,6 +1419,7 @@ int cli_copy_file(const struct loc *src, const struct loc *dst)
 	fc.src_mode = 0666;
 	fc.name = cli_base_name(src->path);
 	fc.cp.src.fd = fc.cp.dst.fd = -1;
+	fc.cp.src.dio_fd = fc.cp.dst.dio_fd = -1;
 	fc.cp.size = UINT64_MAX;
 	fc.cp.src.name = src->shown;
 	fc.cp.dst.name = dst->shown;

@@ -196,6 +196,18 @@ static void print_stats(void)
 				st.recalls, st.fallbacks);
 		}
 	}
+	if (!cli_local_direct_bytes && !cli_local_cached_bytes && !cli_local_direct_read_bytes)
+		return;
+	if (cli.json)
+		fprintf(stderr,
+			"{\"local_direct_written\":%" PRIu64 ",\"local_cached_written\":%" PRIu64
+			",\"local_direct_read\":%" PRIu64 "}\n",
+			cli_local_direct_bytes, cli_local_cached_bytes, cli_local_direct_read_bytes);
+	else
+		fprintf(stderr,
+			"local files: %" PRIu64 " bytes written with O_DIRECT, %" PRIu64 " through the page cache; %" PRIu64
+			" read with O_DIRECT\n",
+			cli_local_direct_bytes, cli_local_cached_bytes, cli_local_direct_read_bytes);
 }
 
 static void shutdown_all(void)

@@ -7,14 +7,18 @@
  * in each (order alternating); each ratio is the median of the rounds' ratios: a shared box is noisy.
  * Copies in read a file in the lab's directory (under /tmp), in the page cache; "pnfs cp in from
  * /dev/shm" is the same copy from tmpfs, which shares the cores' time and its file system with the
- * RAM LUNs. "pnfs cp out >/dev/null" is the same read without the local file, to show what writing
- * the copy costs on the same cores. Shaped lab (root): N = 1, 2, 4, 8 storage hosts behind 400 Mbit/s links,
+ * RAM LUNs; "pnfs cp in, not cached" is the copy from the lab's directory once its file is dropped from
+ * the page cache (read from the disk). Copies out write a file on /dev/shm and one in the lab's directory (a disk file system on
+ * most hosts: the destination a user has; written with O_DIRECT where it does direct I/O), the latter
+ * against the lesser of the engine's read rate and that disk's own (8 MiB O_DIRECT writes of the
+ * same size and an fsync, measured in the same round). "pnfs cp out >/dev/null" is the same read
+ * without the local file, to show what writing the copy costs on the same cores. Shaped lab (root): N = 1, 2, 4, 8 storage hosts behind 400 Mbit/s links,
  * 128 MiB per host per copy: the engine and direct pNFS best of 3, the MDS path once. Every
  * row says which path the bytes took (the client's counters) and how many bytes crossed the MDS
  * connection. The plain lab also prints CPU seconds per GiB of the engine (this process), of each copy
- * (the pnfs process) and of the lab's tgtd meanwhile. Targets (issue 7): plain >= 0.85 x raw; shaped
- * >= 0.95 x N x single device and >= 0.9 x N x MDS path; (issue 30) a copy's CPU per GiB <= 1.3 x the
- * engine's. BENCH_QUICK=1 moves an eighth of the data (to check the program). */
+ * (the pnfs process) and of the lab's tgtd meanwhile. Targets: shaped >= 0.95 x N x single device and
+ * >= 0.9 x N x MDS path (issue 7); plain cp in and out >= 0.9 x the engine and a copy's CPU per GiB
+ * <= 1.3 x the engine's (issue 30). BENCH_QUICK=1 moves an eighth of the data (to check the program). */
 #include "blkmap/blkmap.h"
 #include "blkmap/blkmap_xdr.h"
 #include "tests/bench/benchlab.h"
@@ -188,6 +192,42 @@ static double engine_rate(struct benchlab *l, int write, uint64_t total)
 	return p.err ? -1 : (double)total / (double)MIB / t;
 }
 
+/* ---- the local disk's own write rate ---------------------------------------------------------------- */
+
+/* MiB/s of writing total bytes to a new file at path in 8 MiB writes, O_DIRECT where the file system
+ * takes it (else through the page cache), then fsync: what a copy out to that file system can reach at
+ * best when the disk is slower than the LUNs. -1 on failure. */
+static double disk_rate(const char *path, uint64_t total)
+{
+	const size_t req = 8 * MIB;
+	char *buf = NULL;
+	double t0, t;
+	int fd, rc = 0;
+
+	if (posix_memalign((void **)&buf, 2 * MIB, req) != 0)
+		return -1;
+	for (size_t i = 0; i < req; i++)
+		buf[i] = (char)(i * 2654435761u >> 13);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
+	if (fd < 0)
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		free(buf);
+		return -1;
+	}
+	t0 = benchlab_now();
+	for (uint64_t off = 0; off < total && rc == 0; off += req)
+		if (pwrite(fd, buf, req, (off_t)off) != (ssize_t)req)
+			rc = -1;
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -1;
+	t = benchlab_now() - t0;
+	close(fd);
+	unlink(path);
+	free(buf);
+	return rc < 0 ? -1 : (double)total / (double)MIB / t;
+}
+
 /* ---- pnfs cp ------------------------------------------------------------------------------------- */
 
 struct cp_result {
@@ -266,6 +306,18 @@ static const char *fs_name(const char *path)
 	}
 }
 
+/* The file at path dropped from the page cache (it is clean: written and synced). */
+static int uncache(const char *path)
+{
+	int fd = open(path, O_RDONLY), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fdatasync(fd) == 0 && posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0 ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
 static int same_file(const char *a, const char *b)
 {
 	char cmd[900];
@@ -331,21 +383,22 @@ static void keep_best(struct cp_result *best, const struct cp_result *r)
  * process: user and system time of the waited-for child) against the engine's in the same direction,
  * and the lab's tgtd meanwhile (the target's share of the same two cores). Ratios of CPU time hold on
  * a busy machine where ratios of rates need not. */
-static void cpu_table(double cpu[6][REPS], double tgt[6][REPS], int n)
+#define CPU_ROWS 8
+static void cpu_table(double cpu[CPU_ROWS][REPS], double tgt[CPU_ROWS][REPS], int n, const char *disk_row)
 {
-	static const char *what[6] = { "blkmap engine (raw)", "blkmap engine (raw)", "pnfs cp in", "pnfs cp out",
-				       "pnfs cp out >/dev/null", "pnfs cp in from /dev/shm" };
-	static const char *op[6] = { "write", "read", "write", "read", "read", "write" };
-	static const int base[6] = { -1, -1, 0, 1, 1, 0 };
-	static const double target[6] = { 0, 0, 1.3, 1.3, 0, 0 };
-	static const int order[6] = { 0, 2, 5, 1, 3, 4 };
-	double m[6];
+	const char *what[CPU_ROWS] = { "blkmap engine (raw)", "blkmap engine (raw)", "pnfs cp in", "pnfs cp out to /dev/shm",
+				       "pnfs cp out >/dev/null", "pnfs cp in from /dev/shm", disk_row, "pnfs cp in, not cached" };
+	static const char *op[CPU_ROWS] = { "write", "read", "write", "read", "read", "write", "read", "write" };
+	static const int base[CPU_ROWS] = { -1, -1, 0, 1, 1, 0, 1, 0 };
+	static const double target[CPU_ROWS] = { 0, 0, 1.3, 1.3, 0, 0, 1.3, 0 };
+	static const int order[CPU_ROWS] = { 0, 2, 7, 5, 1, 6, 3, 4 };
+	double m[CPU_ROWS];
 
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < CPU_ROWS; i++)
 		m[i] = benchlab_median(cpu[i], n);
 	printf("\n%-26s %-6s %9s  %-22s %6s %8s  %s\n", "CPU seconds per GiB", "op", "process", "baseline", "ratio",
 	       "target", "tgtd");
-	for (int k = 0; k < 6; k++) {
+	for (int k = 0; k < CPU_ROWS; k++) {
 		int i = order[k], missed;
 		double t = benchlab_median(tgt[i], n), r = base[i] >= 0 && m[base[i]] > 0 ? m[i] / m[base[i]] : -1;
 		char rs[32] = "", ts[32] = "", gs[32] = "?";
@@ -376,13 +429,13 @@ static int plain(void)
 {
 	struct benchlab l;
 	uint64_t bytes = benchlab_scale(1024 * MIB);
-	char src[400], shm[400], back[400], url[400], url2[400];
-	struct cp_result in = { 0 }, out = { 0 }, null = { 0 }, inshm = { 0 }, min, mout;
-	double raw_w[REPS], raw_r[REPS], in_r[REPS], out_r[REPS], null_r[REPS], shm_r[REPS];
-	double rin[REPS], rout[REPS], rnull[REPS], rshm[REPS];
-	/* CPU seconds per GiB (process; tgtd): engine write and read, cp in, out, out >/dev/null, in from
-	 * /dev/shm */
-	double cpu[6][REPS], tgt[6][REPS];
+	char src[400], shm[400], back[400], dback[400], probe[400], url[400], url2[400], drow[64], dbase[64];
+	struct cp_result in = { 0 }, out = { 0 }, null = { 0 }, inshm = { 0 }, outd = { 0 }, incold = { 0 }, min, mout;
+	double raw_w[REPS], raw_r[REPS], in_r[REPS], out_r[REPS], null_r[REPS], shm_r[REPS], disk_r[REPS], outd_r[REPS];
+	double rin[REPS], rout[REPS], rnull[REPS], rshm[REPS], rdisk[REPS], routd[REPS], cold_r[REPS], rcold[REPS];
+	/* CPU seconds per GiB (process; tgtd): engine write and read, cp in, out to /dev/shm, out
+	 * >/dev/null, in from /dev/shm, out to the lab's directory */
+	double cpu[CPU_ROWS][REPS], tgt[CPU_ROWS][REPS];
 	int fail = 0, n = 0;
 
 	if (lab_start(&l, "--luns 4 --size 320M") < 0)
@@ -390,6 +443,10 @@ static int plain(void)
 	snprintf(src, sizeof(src), "%s/src", l.dir);
 	snprintf(shm, sizeof(shm), "/dev/shm/bench-client.%d.src", (int)getpid());
 	snprintf(back, sizeof(back), "/dev/shm/bench-client.%d.back", (int)getpid());
+	snprintf(dback, sizeof(dback), "%s/back", l.dir);
+	snprintf(probe, sizeof(probe), "%s/disk.probe", l.dir);
+	snprintf(drow, sizeof(drow), "pnfs cp out to %s", fs_name(l.dir));
+	snprintf(dbase, sizeof(dbase), "x min(engine, %s)", fs_name(l.dir));
 	snprintf(url, sizeof(url), "pnfs://127.0.0.1:%d/big", l.mds_port);
 	snprintf(url2, sizeof(url2), "pnfs://127.0.0.1:%d/big-mds", l.mds_port);
 	if (benchlab_make_source(src, bytes) < 0 || benchlab_make_source(shm, bytes) < 0) {
@@ -401,14 +458,16 @@ static int plain(void)
 	}
 	printf("plain lab: 4 RAM LUNs on one tgtd, pool striped 1 MiB, %" PRIu64 " MiB per copy, %d rounds;\n"
 	       "copies in read a file on %s (in the page cache), the last row one on /dev/shm (%s);\n"
+	       "copies out write /dev/shm and a file on %s beside the source (O_DIRECT where it does direct I/O),\n"
+	       "next to that disk's own rate (8 MiB O_DIRECT writes and fsync);\n"
 	       "MiB/s: the rounds' medians; ratio: the median of the rounds' ratios\n",
-	       bytes / MIB, REPS, fs_name(src), fs_name(shm));
+	       bytes / MIB, REPS, fs_name(src), fs_name(shm), fs_name(l.dir));
 	/* The first pass over fresh RAM LUNs allocates their pages: not measured. */
 	if (engine_rate(&l, 1, bytes) < 0)
 		fail = 1;
 	for (int rep = 0; rep < REPS && !fail; rep++) {
 		struct cp_result r;
-		double ew = -1, er = -1, ecw = 0, etw = 0, ecr = 0, etr = 0;
+		double ew = -1, er = -1, ecw = 0, etw = 0, ecr = 0, etr = 0, dr;
 		if (rep % 2 == 0) {
 			ew = engine_rate(&l, 1, bytes);
 			ecw = engine_cpu, etw = engine_tgtd;
@@ -427,6 +486,13 @@ static int plain(void)
 			break;
 		}
 		in = r;
+		/* the same source dropped from the page cache first: read from the disk */
+		pnfs_rm(&l, url);
+		if (uncache(src) < 0 || pnfs_cp(&l, src, url, 0, bytes, &r) < 0) {
+			fail = 1;
+			break;
+		}
+		incold = r;
 		unlink(back);
 		if (pnfs_cp(&l, url, back, 0, bytes, &r) < 0) {
 			fail = 1;
@@ -439,6 +505,18 @@ static int plain(void)
 			break;
 		}
 		null = r;
+		/* out to the disk file system a user's files are on, next to that disk's own rate */
+		dr = disk_rate(probe, bytes);
+		if (dr < 0 || pnfs_cp(&l, url, dback, 0, bytes, &r) < 0) {
+			fail = 1;
+			break;
+		}
+		outd = r;
+		if (!same_file(src, dback)) {
+			fprintf(stderr, "bench-client: the file read back to %s differs from the one written\n", dback);
+			fail = 1;
+		}
+		unlink(dback);
 		if (rep % 2 == 1) {
 			/* the engine writes over the whole volume: the file goes first */
 			er = engine_rate(&l, 0, bytes);
@@ -467,12 +545,20 @@ static int plain(void)
 		rout[n] = out.mibs / er;
 		rnull[n] = null.mibs / er;
 		rshm[n] = inshm.mibs / ew;
+		disk_r[n] = dr;
+		cold_r[n] = incold.mibs;
+		rcold[n] = incold.mibs / ew;
+		outd_r[n] = outd.mibs;
+		rdisk[n] = dr / er;
+		routd[n] = outd.mibs / (dr < er ? dr : er);
 		cpu[0][n] = ecw, tgt[0][n] = etw;
 		cpu[1][n] = ecr, tgt[1][n] = etr;
 		cpu[2][n] = in.cpu, tgt[2][n] = in.tgtd;
 		cpu[3][n] = out.cpu, tgt[3][n] = out.tgtd;
 		cpu[4][n] = null.cpu, tgt[4][n] = null.tgtd;
 		cpu[5][n] = inshm.cpu, tgt[5][n] = inshm.tgtd;
+		cpu[6][n] = outd.cpu, tgt[6][n] = outd.tgtd;
+		cpu[7][n] = incold.cpu, tgt[7][n] = incold.tgtd;
 		n++;
 	}
 	header();
@@ -480,17 +566,22 @@ static int plain(void)
 		double mw = benchlab_median(raw_w, n), mr = benchlab_median(raw_r, n);
 		row("blkmap engine (raw)", "write", mw, 0, "", 0, NULL, bytes);
 		row_ratio("pnfs cp in", "write", benchlab_median(in_r, n), benchlab_median(rin, n), "x engine write",
-			  0.85, &in, bytes);
+			  0.9, &in, bytes);
 		row("blkmap engine (raw)", "read", mr, 0, "", 0, NULL, bytes);
-		row_ratio("pnfs cp out", "read", benchlab_median(out_r, n), benchlab_median(rout, n), "x engine read",
-			  0.85, &out, bytes);
+		row_ratio("pnfs cp out to /dev/shm", "read", benchlab_median(out_r, n), benchlab_median(rout, n),
+			  "x engine read", 0.9, &out, bytes);
+		row_ratio(strcmp(fs_name(l.dir), "ext4") ? "local disk write" : "local disk write (ext4)", "write",
+			  benchlab_median(disk_r, n), benchlab_median(rdisk, n), "x engine read", 0, NULL, bytes);
+		row_ratio(drow, "read", benchlab_median(outd_r, n), benchlab_median(routd, n), dbase, 0.9, &outd, bytes);
 		row_ratio("pnfs cp out >/dev/null", "read", benchlab_median(null_r, n), benchlab_median(rnull, n),
 			  "x engine read", 0, &null, bytes);
 		row_ratio("pnfs cp in from /dev/shm", "write", benchlab_median(shm_r, n), benchlab_median(rshm, n),
 			  "x engine write", 0, &inshm, bytes);
+		row_ratio("pnfs cp in, not cached", "write", benchlab_median(cold_r, n), benchlab_median(rcold, n),
+			  "x engine write", 0, &incold, bytes);
 		in.mibs = benchlab_median(in_r, n);
 		out.mibs = benchlab_median(out_r, n);
-		cpu_table(cpu, tgt, n);
+		cpu_table(cpu, tgt, n, drow);
 	}
 	if (!fail && pnfs_cp(&l, src, url2, 1, bytes, &min) == 0) {
 		row("pnfs cp in --mds-io", "write", min.mibs, in.mibs, "x direct", 0, &min, bytes);
@@ -505,6 +596,7 @@ static int plain(void)
 	unlink(src);
 	unlink(shm);
 	unlink(back);
+	unlink(dback);
 	benchlab_stop(&l);
 	printf("\n");
 	return fail;

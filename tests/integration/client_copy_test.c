@@ -3,7 +3,10 @@
  * is written under a temporary name and renamed over its destination only when done, so a copy
  * killed or interrupted leaves the old destination whole (and, when interrupted, no temporary);
  * --inplace writes the destination itself; FIFO sources are read in turn; modes are kept like cp(1)
- * keeps them; ls -l -h and owner names; cp -r of trees both ways. Real pnfs-mds on a real tgtd lab. */
+ * keeps them; ls -l -h and owner names; cp -r of trees both ways; local destinations written with
+ * O_DIRECT where their file system does direct I/O, through the page cache where not (tmpfs, ramfs);
+ * local sources read with O_DIRECT where the page cache does not hold them.
+ * Real pnfs-mds on a real tgtd lab. */
 #include "client/pnfs.h"
 #include "tests/client/helpers.h"
 #include "tests/harness.h"
@@ -738,6 +741,226 @@ static void test_tree_copies(void)
 	test_run(NULL, "rm -rf '%s' '%s' '%s' '%s/tree'", src, back, back2, cl.tmp);
 }
 
+/* ---- local destinations with and without O_DIRECT ------------------------------------------------ */
+
+/* A counter of "pnfs --json --stats" output (UINT64_MAX when absent). */
+static uint64_t stat_u64(const char *out, const char *key)
+{
+	char k[64];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = out ? strstr(out, k) : NULL;
+	return p ? strtoull(p + strlen(k), NULL, 10) : UINT64_MAX;
+}
+
+/* A directory for test files on a file system that does direct I/O (statx STATX_DIOALIGN), made in
+ * path (removed by the caller); 0, or -1 when none is found. */
+static int direct_dir(char *path, size_t len)
+{
+	static const char *parents[] = { "/var/tmp", "/tmp", "." };
+
+	for (size_t i = 0; i < sizeof(parents) / sizeof(parents[0]); i++) {
+		struct statx sx;
+		char probe[600];
+		int ok, fd;
+		snprintf(path, len, "%s/pnfs-copy-direct.XXXXXX", parents[i]);
+		if (!mkdtemp(path))
+			continue;
+		/* file systems say it of regular files */
+		snprintf(probe, sizeof(probe), "%s/probe", path);
+		fd = open(probe, O_WRONLY | O_CREAT, 0644);
+		ok = fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) == 0 && (sx.stx_mask & STATX_DIOALIGN) &&
+		     sx.stx_dio_offset_align;
+		if (fd >= 0)
+			close(fd);
+		unlink(probe);
+		if (ok)
+			return 0;
+		rmdir(path);
+	}
+	return -1;
+}
+
+/* get of the remote file u into dst (--inplace when inplace), compared with the local file src; the
+ * bytes the copy says it wrote with O_DIRECT and through the page cache. */
+static void get_and_compare(const char *u, const char *src, const char *dst, int inplace, uint64_t *direct, uint64_t *cached)
+{
+	char *out = NULL, m1[33], m2[33];
+	struct stat a, b;
+	int rc = test_run(&out, "'%s' -q --json --stats %s %s get %s '%s' 2>&1 >/dev/null", test_bin("pnfs"),
+			  inplace ? "--inplace" : "", cl.devs, u, dst);
+
+	CU_ASSERT_EQUAL(rc, 0);
+	*direct = stat_u64(out, "local_direct_written");
+	*cached = stat_u64(out, "local_cached_written");
+	md5_local(src, m1);
+	md5_local(dst, m2);
+	CU_ASSERT_STRING_EQUAL(m1, m2);
+	CU_ASSERT(stat(src, &a) == 0 && stat(dst, &b) == 0 && a.st_size == b.st_size);
+	if (rc != 0 || strcmp(m1, m2) != 0 || a.st_size != b.st_size)
+		fprintf(stderr, "\n  get %s %s: exit %d, md5 %s vs %s:\n%s", u, dst, rc, m1, m2, out ? out : "");
+	free(out);
+}
+
+/* A copy out writes a local file on a disk file system (ext4, XFS) with O_DIRECT, its last block
+ * padded and the file cut to its size; on tmpfs and on ramfs, which refuses O_DIRECT, through the
+ * page cache. Every size, aligned or not, reads back equal, also written over a longer file in place
+ * and with holes kept. */
+static void test_direct_destinations(void)
+{
+	NEED_LAB();
+	static const uint64_t sizes[] = { 0, 1, 511, 4096, 4097, 8 * MIB, 8 * MIB + 1, 17 * MIB + 513 };
+	char ddir[400], rdir[400], src[500], dst[600], u[300];
+	int have_disk = direct_dir(ddir, sizeof(ddir)) == 0, have_ramfs;
+	uint64_t direct, cached;
+
+	snprintf(rdir, sizeof(rdir), "%s/ramfs", cl.tmp);
+	have_ramfs = mkdir(rdir, 0755) == 0 && test_run(NULL, "mount -t ramfs ramfs '%s' 2>/dev/null", rdir) == 0;
+	if (!have_disk)
+		fprintf(stderr, "\n  no file system with direct I/O found for the test's files: O_DIRECT not tried\n");
+	if (!have_ramfs)
+		fprintf(stderr, "\n  ramfs not mounted (not root?): the refused O_DIRECT not tried\n");
+	run_ok("mkdir %s/direct", cl.url);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t n = sizes[i];
+		local_file("direct.src", (size_t)n, 700 + i, src, sizeof(src));
+		snprintf(u, sizeof(u), "%s/direct/f%zu", cl.url, i);
+		run_ok("%s put '%s' %s", cl.devs, src, u);
+		if (have_disk) {
+			snprintf(dst, sizeof(dst), "%s/f%zu", ddir, i);
+			get_and_compare(u, src, dst, 0, &direct, &cached);
+			/* whole blocks directly, the last one padded; nothing through the page cache */
+			CU_ASSERT_EQUAL(direct, n ? n : UINT64_MAX);
+			CU_ASSERT(cached == 0 || cached == UINT64_MAX);
+		}
+		snprintf(dst, sizeof(dst), "%s/f%zu", cl.tmp, i);
+		get_and_compare(u, src, dst, 0, &direct, &cached);
+		CU_ASSERT(direct == 0 || direct == UINT64_MAX);
+		CU_ASSERT_EQUAL(cached, n ? n : UINT64_MAX);
+		unlink(dst);
+		if (have_ramfs) {
+			snprintf(dst, sizeof(dst), "%s/f%zu", rdir, i);
+			get_and_compare(u, src, dst, 0, &direct, &cached);
+			CU_ASSERT(direct == 0 || direct == UINT64_MAX);
+			CU_ASSERT_EQUAL(cached, n ? n : UINT64_MAX);
+			unlink(dst);
+		}
+		run_ok("rm %s", u);
+	}
+	if (have_disk) {
+		/* in place over a longer file: cut to the new size */
+		snprintf(dst, sizeof(dst), "%s/f%zu", ddir, sizeof(sizes) / sizeof(sizes[0]) - 1);
+		local_file("direct.src", 3 * MIB + 7, 720, src, sizeof(src));
+		snprintf(u, sizeof(u), "%s/direct/short", cl.url);
+		run_ok("%s put '%s' %s", cl.devs, src, u);
+		get_and_compare(u, src, dst, 1, &direct, &cached);
+		CU_ASSERT_EQUAL(direct, 3 * MIB + 7);
+		run_ok("rm %s", u);
+		/* holes stay holes: 1 MiB of data, a 12 MiB hole, 1 MiB + 3 of data */
+		{
+			char hole[500];
+			struct stat st;
+			snprintf(hole, sizeof(hole), "%s/direct.hole", cl.tmp);
+			CU_ASSERT_EQUAL(test_run(NULL, "head -c 1048576 '%s' > '%s' && truncate -s 13M '%s' && head -c 1048579 '%s' >> '%s'",
+						 src, hole, hole, src, hole), 0);
+			snprintf(u, sizeof(u), "%s/direct/hole", cl.url);
+			run_ok("%s put '%s' %s", cl.devs, hole, u);
+			snprintf(dst, sizeof(dst), "%s/hole", ddir);
+			get_and_compare(u, hole, dst, 0, &direct, &cached);
+			CU_ASSERT(direct >= 2 * MIB && direct < 4 * MIB);
+			CU_ASSERT(stat(dst, &st) == 0 && (uint64_t)st.st_blocks * 512 < 8 * MIB);
+			run_ok("rm %s", u);
+			unlink(hole);
+		}
+	}
+	if (have_ramfs)
+		test_run(NULL, "umount '%s'", rdir);
+	rmdir(rdir);
+	if (have_disk)
+		test_run(NULL, "rm -rf '%s'", ddir);
+	unlink(src);
+	run_ok("rm %s/direct", cl.url);
+}
+
+/* The file at path written back and dropped from the page cache (its first keep bytes read back in). */
+static void uncache(const char *path, size_t keep)
+{
+	int fd = open(path, O_RDONLY);
+	char *b = malloc(keep ? keep : 1);
+
+	CU_ASSERT_FATAL(fd >= 0 && b != NULL);
+	CU_ASSERT_EQUAL(fsync(fd), 0);
+	CU_ASSERT_EQUAL(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	/* no read-ahead past keep */
+	CU_ASSERT_EQUAL(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
+	if (keep)
+		CU_ASSERT_EQUAL(pread(fd, b, keep, 0), (ssize_t)keep);
+	free(b);
+	close(fd);
+}
+
+/* put of the local file src to u; the bytes the copy says it read with O_DIRECT; the server's copy
+ * compared with src. */
+static uint64_t put_and_compare(const char *src, const char *u)
+{
+	char *out = NULL, m1[33], m2[33];
+	int rc = test_run(&out, "'%s' -q --json --stats %s put '%s' %s 2>&1 >/dev/null", test_bin("pnfs"), cl.devs, src, u);
+	uint64_t direct = stat_u64(out, "local_direct_read");
+
+	CU_ASSERT_EQUAL(rc, 0);
+	md5_local(src, m1);
+	md5_remote(u, m2);
+	CU_ASSERT_STRING_EQUAL(m1, m2);
+	if (rc != 0 || strcmp(m1, m2) != 0)
+		fprintf(stderr, "\n  put %s %s: exit %d, md5 %s vs %s:\n%s", src, u, rc, m1, m2, out ? out : "");
+	free(out);
+	return direct;
+}
+
+/* A copy in from a disk file system reads what the page cache lacks with O_DIRECT (all of a file not
+ * in it, the rest of one partly in it) and the cached part through the page cache; from tmpfs all
+ * through the page cache. Every size reads back equal on the server. */
+static void test_direct_sources(void)
+{
+	NEED_LAB();
+	static const uint64_t sizes[] = { 1, 511, 4097, 8 * MIB + 1, 17 * MIB + 513 };
+	char ddir[400], src[600], tsrc[500], u[300];
+	uint64_t direct;
+
+	TEST_SKIP_IF(direct_dir(ddir, sizeof(ddir)) < 0, "no file system with direct I/O found for the test's files");
+	run_ok("mkdir %s/dsrc", cl.url);
+	snprintf(u, sizeof(u), "%s/dsrc/f", cl.url);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t n = sizes[i];
+		local_file("dsrc.tmp", (size_t)n, 800 + i, tsrc, sizeof(tsrc));
+		snprintf(src, sizeof(src), "%s/src%zu", ddir, i);
+		CU_ASSERT_EQUAL(test_run(NULL, "cp '%s' '%s'", tsrc, src), 0);
+		/* from tmpfs: no O_DIRECT */
+		direct = put_and_compare(tsrc, u);
+		CU_ASSERT(direct == 0 || direct == UINT64_MAX);
+		run_ok("rm %s", u);
+		/* not cached: all of it with O_DIRECT */
+		uncache(src, 0);
+		CU_ASSERT_EQUAL(put_and_compare(src, u), n);
+		run_ok("rm %s", u);
+		/* partly cached: the rest with O_DIRECT */
+		if (n > 5 * MIB) {
+			uncache(src, 5 * MIB + 100);
+			direct = put_and_compare(src, u);
+			CU_ASSERT(direct > 0 && direct != UINT64_MAX && direct <= n);
+			if (direct == 0 || direct == UINT64_MAX || direct > n)
+				fprintf(stderr, "\n  partly cached %s: %llu bytes read with O_DIRECT of %llu\n", src,
+					(unsigned long long)direct, (unsigned long long)n);
+			run_ok("rm %s", u);
+		}
+		unlink(src);
+		unlink(tsrc);
+	}
+	test_run(NULL, "rm -rf '%s'", ddir);
+	run_ok("rm %s/dsrc", cl.url);
+}
+
 TEST_SUITE(client_copy, "integration/client_copy", suite_init, suite_clean,
 	   { "self_copy_refused", test_self_copy_refused },
 	   { "identity_api", test_identity_api },
@@ -747,4 +970,6 @@ TEST_SUITE(client_copy, "integration/client_copy", suite_init, suite_clean,
 	   { "fifo_source", test_fifo_source },
 	   { "modes", test_modes },
 	   { "ls_long_human", test_ls_long_human },
-	   { "tree_copies", test_tree_copies });
+	   { "tree_copies", test_tree_copies },
+	   { "direct_destinations", test_direct_destinations },
+	   { "direct_sources", test_direct_sources });
