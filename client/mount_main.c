@@ -1845,7 +1845,8 @@ static void mount_usage(FILE *f)
 		"  -o stats=FILE      keep the mount's counters (requests in flight, write sizes) in FILE\n"
 		"  -o OPT             any other FUSE mount option (allow_other, ro, ...)\n"
 		"Unmount with 'pnfs umount MOUNTPOINT' (fusermount3 -u): open files are committed\n"
-		"and their layouts returned first.\n");
+		"and their layouts returned first. 'mount -t fuse.pnfs' and fstab run the same through\n"
+		"mount.fuse.pnfs (a link to pnfs; 'mount.fuse.pnfs --help').\n");
 }
 
 int pnfs_cli_mount(int argc, char **argv, const struct pnfs_opts *opts)

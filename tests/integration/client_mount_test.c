@@ -50,6 +50,7 @@ static int suite_clean(void)
 	if (ml.have_fuse) {
 		(void)test_run(NULL, "fusermount3 -u '%s' 2>/dev/null; fusermount3 -u '%s' 2>/dev/null", mnt1, mnt2);
 		(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null; fusermount3 -uz '%s' 2>/dev/null", mnt3, mnt4);
+		(void)test_run(NULL, "fusermount3 -uz '%s/m5' 2>/dev/null", ml.dir);
 	}
 	mount_lab_down(&ml);
 	return 0;
@@ -407,6 +408,84 @@ static void test_mount_errors(void)
 	free(out);
 }
 
+/* mount -t fuse.pnfs and fstab: the pnfs program run as mount.fuse.pnfs, with mount(8)'s calling
+ * convention (SOURCE DIR -o OPTS), the client's devices among the options and mount(8)'s own
+ * options (rw, noauto, _netdev, user) dropped. A file written through that mount reads back equal
+ * through pnfs cat, and one put with pnfs reads back equal through the mount; the mount shows the
+ * server's URL as its source. Bad arguments are usage errors (status 2) that name what is wrong. */
+static void test_mount_helper(void)
+{
+	char helper[600], dir[520], opts[2048] = "rw,noauto,_netdev,user,attr_timeout=0";
+	char *out = NULL;
+	size_t n = strlen(opts);
+	int rc;
+
+	NEED();
+	for (int i = 0; i < ml.lab->nluns; i++)
+		n += (size_t)snprintf(opts + n, sizeof(opts) - n, ",device=%s", ml.lab->urls[i]);
+	snprintf(helper, sizeof(helper), "%s/mount.fuse.pnfs", ml.dir);
+	snprintf(dir, sizeof(dir), "%s/m5", ml.dir);
+	(void)unlink(helper);
+	CU_ASSERT_EQUAL_FATAL(symlink(test_bin("pnfs"), helper), 0);
+	mkdir(dir, 0755);
+	rc = test_run(&out, "'%s' %s/ '%s' -o %s 2>&1", helper, ml.url, dir, opts);
+	if (rc != 0 && out)
+		fprintf(stderr, "\n  mount.fuse.pnfs: %s\n", out);
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	free(out);
+	out = NULL;
+	CU_ASSERT(mount_script_ok("H='%s'; D='%s'; P='%s'; U='%s'; bad=0\n"
+				  "grep -q \" $H fuse.pnfs \" /proc/mounts || { echo not-in-proc-mounts; bad=1; }\n"
+				  "grep \" $H fuse.pnfs \" /proc/mounts | grep -q \"^$U/ \" || { echo source-not-url; bad=1; }\n"
+				  "head -c 3000000 /dev/urandom > $D/helper.src\n"
+				  "cp $D/helper.src $H/helper.f || { echo cp-in; bad=1; }\n"
+				  "\"$P\" %s cat $U/helper.f > $D/helper.back || { echo cat; bad=1; }\n"
+				  "cmp -s $D/helper.src $D/helper.back || { echo differs-through-pnfs; bad=1; }\n"
+				  "\"$P\" %s put $D/helper.src $U/helper.g || { echo put; bad=1; }\n"
+				  "cmp -s $D/helper.src $H/helper.g || { echo differs-through-mount; bad=1; }\n"
+				  "rm -f $H/helper.f $H/helper.g\n"
+				  "fusermount3 -u $H || { echo umount; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  dir, ml.dir, test_bin("pnfs"), ml.url, ml.devs, ml.devs));
+	rc = test_run(&out, "'%s' %s/ 2>&1", helper, ml.url);
+	CU_ASSERT_EQUAL(rc, 2);
+	CU_ASSERT(out && strstr(out, "mount.fuse.pnfs: no mount point given"));
+	free(out);
+	out = NULL;
+	rc = test_run(&out, "'%s' /dev/sdz '%s' 2>&1", helper, dir);
+	CU_ASSERT_EQUAL(rc, 2);
+	CU_ASSERT(out && strstr(out, "source '/dev/sdz' is not a pnfs://"));
+	free(out);
+	out = NULL;
+	rc = test_run(&out, "'%s' %s/ '%s' -t ext4 2>&1", helper, ml.url, dir);
+	CU_ASSERT_EQUAL(rc, 2);
+	CU_ASSERT(out && strstr(out, "type 'ext4'"));
+	free(out);
+	out = NULL;
+	rc = test_run(&out, "'%s' %s/ '%s' -o io_timeout=soon 2>&1", helper, ml.url, dir);
+	CU_ASSERT_EQUAL(rc, 2);
+	CU_ASSERT(out && strstr(out, "io_timeout takes seconds") && strstr(out, "'soon'"));
+	free(out);
+	out = NULL;
+	rc = test_run(&out, "'%s' %s/ '%s' -N 4242 2>&1", helper, ml.url, dir);
+	CU_ASSERT_EQUAL(rc, 2);
+	CU_ASSERT(out && strstr(out, "namespace"));
+	free(out);
+	out = NULL;
+	/* -f (mount -f, "fake"): the arguments are checked, nothing is mounted */
+	rc = test_run(&out, "'%s' %s/ '%s' -f -o %s 2>&1; echo rc=$?; echo mounted=$(grep -c \" %s fuse.pnfs \" /proc/mounts)",
+		      helper, ml.url, dir, opts, dir);
+	CU_ASSERT(out && strstr(out, "rc=0\n") && strstr(out, "mounted=0\n"));
+	free(out);
+	out = NULL;
+	/* a server that is not there: a failure (1) with its reason, not a usage error */
+	rc = test_run(&out, "'%s' pnfs://127.0.0.1:%d/ '%s' -o io_timeout=1 2>&1", helper, test_free_port(), dir);
+	CU_ASSERT_EQUAL(rc, 1);
+	CU_ASSERT(out && strstr(out, "onnect"));
+	free(out);
+	(void)unlink(helper);
+}
+
 /* FIFOs, sockets, device files and mknod(2) of a regular file: made on one mount, seen with their
  * type, mode and device numbers on the other and through libpnfs; a FIFO carries bytes between two
  * processes on the same mount (its data never reaches the server). Owners changed by root (chown,
@@ -480,4 +559,5 @@ TEST_SUITE(client_mount, "integration/client_mount", suite_init, suite_clean,
 	   { "unmount with writes pending", test_unmount_with_writes_pending },
 	   { "fstat of an open file after its last name went", test_open_file_unlinked },
 	   { "a write-behind failure reaches the writer", test_write_behind_error },
-	   { "mount errors", test_mount_errors });
+	   { "mount errors", test_mount_errors },
+	   { "mount.fuse.pnfs: the mount(8) helper", test_mount_helper });
