@@ -287,6 +287,64 @@ static void test_concurrency_and_large_writes(void)
 	(void)test_run(NULL, "rm -f '%s/par1' '%s/par2'; fusermount3 -u '%s'", mnt3, mnt3, mnt3);
 }
 
+/* Prefetch: a file read in order is read ahead by the mount (its stats count reads answered from
+ * chunks read ahead) and reads back equal; what the mount read ahead never outlives a change of
+ * the file: a write through the mount ahead of a reader that holds the file open, a truncate and
+ * extension under that reader, and a write by another client before a new open are all seen.
+ * O_DIRECT reads are not read ahead. */
+static void test_prefetch(void)
+{
+	char stats[600];
+	char *out = NULL;
+	long long chunks;
+	int rc;
+
+	NEED();
+	snprintf(stats, sizeof(stats), "%s/stats-pf", ml.dir);
+	rc = test_run(&out, "'%s' %s mount %s/ '%s' -o stats=%s 2>&1", test_bin("pnfs"), ml.devs, ml.url, mnt3, stats);
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	free(out);
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; D='%s'; bad=0\n"
+				  "head -c 40M /dev/urandom > $D/pf.src; cp $D/pf.src $N/pf\n"
+				  "cmp -s $D/pf.src $M/pf || { echo differs-read-in-order; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  mnt3, mnt2, ml.dir));
+	if (stat_of(stats, "reads_from_prefetch") <= 0)
+		(void)test_run(NULL, "cat '%s' >&2", stats);
+	CU_ASSERT(stat_of(stats, "prefetch_chunks") > 0);
+	CU_ASSERT(stat_of(stats, "reads_from_prefetch") > 0);
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; D='%s'; bad=0\n"
+				  "head -c 1M /dev/urandom > $D/pf.patch; cp $D/pf.src $D/pf.want\n"
+				  "dd if=$D/pf.patch of=$D/pf.want bs=1M seek=12 conv=notrunc 2>/dev/null\n"
+				  "exec 3<$M/pf\n"
+				  "dd bs=1M count=8 <&3 > $D/pf.head 2>/dev/null\n"
+				  "dd if=$D/pf.patch of=$M/pf bs=1M seek=12 conv=notrunc 2>/dev/null\n"
+				  "cat <&3 > $D/pf.tail; exec 3<&-\n"
+				  "cat $D/pf.head $D/pf.tail | cmp -s - $D/pf.want || { echo old-data-after-write-ahead-of-reader; bad=1; }\n"
+				  /* truncated to 6 MiB and extended again under a reader at 4 MiB: zeros from 6 MiB */
+				  "exec 3<$M/pf\n"
+				  "dd bs=1M count=4 <&3 > $D/pf.head 2>/dev/null\n"
+				  "truncate -s 6M $M/pf; truncate -s 40M $M/pf\n"
+				  "cat <&3 > $D/pf.tail; exec 3<&-\n"
+				  "{ head -c 6M $D/pf.want; head -c 34M /dev/zero; } > $D/pf.want2\n"
+				  "cat $D/pf.head $D/pf.tail | cmp -s - $D/pf.want2 || { echo old-data-after-truncate; bad=1; }\n"
+				  /* another client's write, then a new open here */
+				  "cmp -s $D/pf.want2 $M/pf || { echo differs-after-truncate; bad=1; }\n"
+				  "dd if=$D/pf.patch of=$N/pf bs=1M seek=30 conv=notrunc 2>/dev/null\n"
+				  "dd if=$D/pf.patch of=$D/pf.want2 bs=1M seek=30 conv=notrunc 2>/dev/null\n"
+				  "cmp -s $D/pf.want2 $M/pf || { echo old-data-after-other-client; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  mnt3, mnt2, ml.dir));
+	chunks = stat_of(stats, "prefetch_chunks");
+	CU_ASSERT(mount_script_ok("M='%s'; D='%s'; bad=0\n"
+				  "dd if=$M/pf of=$D/pf.direct bs=1M iflag=direct 2>/dev/null || { echo direct-read; bad=1; }\n"
+				  "cmp -s $D/pf.want2 $D/pf.direct || { echo differs-direct; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  mnt3, ml.dir));
+	CU_ASSERT_EQUAL(stat_of(stats, "prefetch_chunks"), chunks);
+	(void)test_run(NULL, "rm -f '%s/pf' '%s'/pf.*; fusermount3 -u '%s'", mnt3, ml.dir, mnt3);
+}
+
 /* Unmount with writes pending: a lazy unmount while a writer holds the file open, the writer
  * writing on and closing after it; and a mount ended by SIGTERM under a writer that has not closed
  * (the end of the session commits and closes the file). Another client reads every byte. */
@@ -556,6 +614,7 @@ TEST_SUITE(client_mount, "integration/client_mount", suite_init, suite_clean,
 	   { "deep paths and long names", test_deep_paths },
 	   { "attribute cache timeout and close-to-open", test_attr_timeout },
 	   { "two readers at once, 1 MiB writes", test_concurrency_and_large_writes },
+	   { "prefetch of a file read in order, dropped by changes", test_prefetch },
 	   { "unmount with writes pending", test_unmount_with_writes_pending },
 	   { "fstat of an open file after its last name went", test_open_file_unlinked },
 	   { "a write-behind failure reaches the writer", test_write_behind_error },
