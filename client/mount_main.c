@@ -150,6 +150,7 @@ struct op {
 	int want_entry;           /* the reply is an entry (lookup, mkdir, ...) or a create */
 	int create;
 	int mknod_reg;            /* mknod(2) of a regular file: OPEN, CLOSE, then the entry */
+	int resized;              /* setattr: the size was changed (what was read ahead goes again) */
 	/* writes: the node's list of writes in flight, and the write-behind window */
 	struct proto_list wlink; /* on its node's writes */
 	uint64_t wseq;            /* a write: its number; a waiter: the last write it waits for */
@@ -748,6 +749,10 @@ static void setattr_next(struct op *o)
 {
 	int s = o->to_set;
 
+	if (o->resized) { /* chunks read ahead while the size changed may hold what it removed */
+		ra_drop_node(o->node);
+		o->resized = 0;
+	}
 	if (s & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		/* Owners by number: the server checks who may (root any, an owner its own groups). */
 		uint32_t uid = (s & FUSE_SET_ATTR_UID) ? (uint32_t)o->attr.st_uid : (uint32_t)-1;
@@ -760,6 +765,7 @@ static void setattr_next(struct op *o)
 	} else if (s & FUSE_SET_ATTR_SIZE) {
 		struct handle *h = H(&o->fi) ? H(&o->fi) : o->node->open;
 		o->to_set &= ~FUSE_SET_ATTR_SIZE;
+		o->resized = 1;
 		if (h && !h->closing)
 			SUBMIT(o, pnfs_ftruncate_async(M.ctx, h->fh, (uint64_t)o->attr.st_size, setattr_cb, o));
 		else
@@ -1450,7 +1456,10 @@ static void ra_fill(struct handle *h)
 	uint64_t depth = M.ra_file_bytes / M.ra_chunk_bytes;
 	struct ra_chunk **tail = &h->ra;
 
-	if (h->ra_stop || h->release_wait || h->closing || M.failed || M.ending)
+	/* not while the file has writes in flight: a chunk could read what they are replacing, and
+	 * they dropped the chunks at their start only */
+	if (h->ra_stop || h->release_wait || h->closing || M.failed || M.ending ||
+	    (h->node && !proto_list_empty(&h->node->writes)))
 		return;
 	while (*tail)
 		tail = &(*tail)->next;
