@@ -5,8 +5,9 @@
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
-# mount(8) looks for its helpers (mount.fuse.pnfs) in /sbin only, whatever the prefix.
-MOUNT_HELPER_DIR ?= /sbin
+# Where mount.fuse.pnfs (a link to pnfs) goes. mount(8) looks for helpers in /sbin only: with
+# PREFIX=/usr on a merged /usr that is /usr/sbin; else MOUNT_HELPER_DIR=/sbin.
+MOUNT_HELPER_DIR ?= $(PREFIX)/sbin
 DESTDIR ?=
 CC      ?= cc
 SAN     ?=
