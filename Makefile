@@ -5,6 +5,9 @@
 
 BUILD   ?= build
 PREFIX  ?= /usr/local
+# Where mount.fuse.pnfs (a link to pnfs) goes. mount(8) looks for helpers in /sbin only: with
+# PREFIX=/usr on a merged /usr that is /usr/sbin; else MOUNT_HELPER_DIR=/sbin.
+MOUNT_HELPER_DIR ?= $(PREFIX)/sbin
 DESTDIR ?=
 CC      ?= cc
 SAN     ?=
@@ -217,6 +220,8 @@ install: all
 	install -m 755 $(addprefix $(BUILD)/bin/,$(PROGRAMS) $(SCRIPTS)) $(DESTDIR)$(PREFIX)/bin/
 	for m in $(wildcard docs/man/*.1); do install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done
 	for m in $(wildcard docs/man/*.8); do install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man8/; done
+	install -d $(DESTDIR)$(MOUNT_HELPER_DIR)
+	ln -sf $(PREFIX)/bin/pnfs $(DESTDIR)$(MOUNT_HELPER_DIR)/mount.fuse.pnfs
 
 clean:
 	rm -rf build

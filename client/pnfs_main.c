@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define MAX_CTX 4
@@ -71,7 +72,8 @@ static void usage(FILE *f)
 		"  mv URL URL          rename within a server\n"
 		"  df URL              space and layout support of the file system\n"
 		"  mount URL DIR [-f] [-o OPTS]  the server's PATH as a file system (FUSE); 'pnfs mount\n"
-		"                      --help' for more. umount DIR: unmount it\n"
+		"                      --help' for more. umount DIR: unmount it. As mount.fuse.pnfs:\n"
+		"                      mount(8)'s helper (mount -t fuse.pnfs, fstab; 'mount.fuse.pnfs --help')\n"
 		"  config              the settings in force and where each comes from\n"
 		"pnfs:///path (no host) names a path on the default server (mds in client.conf, PNFS_MDS).\n"
 		"\n"
@@ -469,6 +471,163 @@ static const struct command *command_named(const char *name)
 	return NULL;
 }
 
+/* ---- mount.fuse.pnfs: the mount(8) helper ----------------------------------------------------- */
+
+/* mount -t fuse.pnfs pnfs://HOST[:PORT]/PATH DIR -o OPTS (and fstab) runs
+ * /sbin/mount.fuse.pnfs SOURCE DIR [-sfnv] [-N NS] [-o OPTS] [-t TYPE]: the pnfs program under
+ * that name. The client's settings may come in the options (device=, portal=, initiator=,
+ * io_timeout=, mds_io) as a fstab line has no other place for them; mount(8)'s own options
+ * (noauto, _netdev, user, ...) are dropped, the rest go to `pnfs mount`. */
+static const char *const helper_ignored[] = { "defaults", "auto", "noauto", "_netdev", "user", "nouser", "users",
+					      "owner", "group", "nofail", "nobootwait", NULL };
+
+static void helper_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mount.fuse.pnfs pnfs://HOST[:PORT]/PATH MOUNTPOINT [-nsfv] [-o OPT[,OPT...]]\n"
+		"The mount(8) helper: 'mount -t fuse.pnfs URL DIR -o OPTS' and fstab lines\n"
+		"  pnfs://mds1/data  /mnt/data  fuse.pnfs  _netdev,device=iscsi://san1/iqn.x/0  0 0\n"
+		"run 'pnfs mount URL DIR -o OPTS'. Options: those of 'pnfs mount' (attr_timeout=S,\n"
+		"write_behind=MIB, read_ahead=KIB, stats=FILE, FUSE's), the client settings\n"
+		"device=URL, portal=HOST[:PORT] (each may repeat), initiator=IQN, io_timeout=S, mds_io\n"
+		"(else client.conf and PNFS_* as for every pnfs command); mount(8)'s defaults, auto,\n"
+		"noauto, _netdev, user, users, nouser, owner, group, nofail, comment=... and x-... are\n"
+		"ignored. -f: check the arguments, mount nothing; -n, -s: ignored; -v: verbose.\n"
+		"Exit status: 0 mounted, 1 failure, 2 usage error.\n");
+}
+
+static int helper_die(const char *fmt, const char *arg) __attribute__((noreturn));
+static int helper_die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "mount.fuse.pnfs: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'mount.fuse.pnfs --help'.\n");
+	exit(2);
+}
+
+static int helper_ignored_opt(const char *t)
+{
+	for (unsigned i = 0; helper_ignored[i]; i++)
+		if (!strcmp(t, helper_ignored[i]))
+			return 1;
+	return !strncmp(t, "comment=", 8) || !strncmp(t, "x-", 2);
+}
+
+/* One client setting given as a mount option: 1 taken (into cli), 0 not one of them. */
+static int helper_setting(char *t)
+{
+	char *v = strchr(t, '=');
+	size_t klen = v ? (size_t)(v - t) : strlen(t);
+
+	if (!strcmp(t, "mds_io")) {
+		cli.mds_io = 1;
+		return 1;
+	}
+	if (!v)
+		return 0;
+	v++;
+	if (klen == 6 && !strncmp(t, "device", 6)) {
+		if (cli.ndevices == 64)
+			helper_die("too many device= options (at most %s)", "64");
+		cli.devices[cli.ndevices++] = v;
+	} else if (klen == 6 && !strncmp(t, "portal", 6)) {
+		if (cli.nportals == 16)
+			helper_die("too many portal= options (at most %s)", "16");
+		cli.portals[cli.nportals++] = v;
+	} else if (klen == 9 && !strncmp(t, "initiator", 9)) {
+		cli.initiator = v;
+	} else if (klen == 10 && !strncmp(t, "io_timeout", 10)) {
+		char *end;
+		double secs;
+		errno = 0;
+		secs = strtod(v, &end);
+		if (errno || end == v || *end || !(secs >= 0.1 && secs <= 3600))
+			helper_die("io_timeout takes seconds, 0.1 to 3600, not '%s'", v);
+		cli.io_timeout_ms = (unsigned)(secs * 1000 + 0.5);
+		cli.io_timeout = v;
+	} else {
+		return 0;
+	}
+	if (!*v)
+		helper_die("mount option '%s' needs a value", t);
+	return 1;
+}
+
+static int mount_helper(int argc, char **argv)
+{
+	static char mopts[4096];
+	const char *src = NULL, *mp = NULL;
+	char *margv[5];
+	int fake = 0, margc = 0;
+	struct pnfs_opts po;
+	size_t ml = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			helper_usage(stdout);
+			return 0;
+		}
+		if (a[0] != '-' || !a[1]) {
+			if (!src)
+				src = a;
+			else if (!mp)
+				mp = a;
+			else
+				helper_die("unexpected argument '%s'", a);
+			continue;
+		}
+		if (!strncmp(a, "-o", 2)) {
+			char *list;
+			if (!a[2] && i + 1 >= argc)
+				helper_die("%s needs a list of options", a);
+			list = a[2] ? argv[i] + 2 : argv[++i];
+			for (char *sv, *t = strtok_r(list, ",", &sv); t; t = strtok_r(NULL, ",", &sv)) {
+				if (helper_ignored_opt(t) || helper_setting(t))
+					continue;
+				if (ml + strlen(t) + 2 > sizeof(mopts))
+					helper_die("too many mount options (%s)", "more than 4 KiB");
+				ml += (size_t)sprintf(mopts + ml, "%s%s", ml ? "," : "", t);
+			}
+		} else if (!strcmp(a, "-t")) {
+			if (i + 1 >= argc)
+				helper_die("%s needs a type", a);
+			a = argv[++i];
+			if (strcmp(a, "fuse.pnfs") && strcmp(a, "pnfs"))
+				helper_die("file system type '%s': this helper mounts fuse.pnfs", a);
+		} else if (!strcmp(a, "-N")) {
+			helper_die("-N %s: mounting in another namespace is not supported", i + 1 < argc ? argv[i + 1] : "");
+		} else if (a[strspn(a + 1, "nsfv") + 1] == 0) { /* -n -s -f -v, alone or together */
+			if (strchr(a, 'f'))
+				fake = 1;
+			for (const char *c = a + 1; *c; c++)
+				if (*c == 'v')
+					cli.verbose++;
+		} else {
+			helper_die("unknown option '%s'", a);
+		}
+	}
+	if (!src || !mp)
+		helper_die("%s", !src ? "no source (pnfs://HOST[:PORT]/PATH) and mount point given"
+				      : "no mount point given");
+	if (!pnfs_is_url(src))
+		helper_die("source '%s' is not a pnfs://HOST[:PORT]/PATH URL", src);
+	proto_log_set_level(cli.verbose >= 2 ? PROTO_LOG_DEBUG : cli.verbose ? PROTO_LOG_INFO : PROTO_LOG_WARN);
+	margv[margc++] = (char *)src;
+	urls_check(1, margv);
+	margv[margc++] = (char *)mp;
+	if (ml) {
+		margv[margc++] = "-o";
+		margv[margc++] = mopts;
+	}
+	margv[margc] = NULL;
+	settings_load();
+	if (fake)
+		return 0;
+	library_opts(&po);
+	return pnfs_cli_mount(margc, margv, &po);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -494,6 +653,11 @@ int main(int argc, char **argv)
 	int opt, rc, status;
 
 	proto_version_exit(argc, argv, "pnfs");
+	{
+		const char *name = strrchr(argv[0], '/');
+		if (!strcmp(name ? name + 1 : argv[0], "mount.fuse.pnfs"))
+			return mount_helper(argc, argv);
+	}
 	/* Options may come before or after the command ("pnfs ls -l URL"). */
 	while ((opt = getopt_long(argc, argv, "+qvhlprR", lo, NULL)) != -1)
 		if ((rc = take_opt(opt)) >= 0)

@@ -9,7 +9,7 @@
  * every job once. fio's JSON report (--output-format=json) is parsed here; a job that reports an
  * error fails the program. Targets (issue 29): sequential >= 0.8 x pnfs cp; the direct path >= 2 x
  * the MDS path. A missed target is printed, not an exit status. BENCH_QUICK=1: an eighth of the data
- * and 2 s random jobs. */
+ * and 2 s random jobs. BENCH_MOUNT_OPTS=OPTS: -o OPTS on both mounts (to compare settings). */
 #include "tests/bench/benchlab.h"
 
 #include <ctype.h>
@@ -228,9 +228,11 @@ static void devices_arg(void)
 static int do_mount(const char *dir, int mds_io)
 {
 	char cmd[3000];
+	const char *extra = getenv("BENCH_MOUNT_OPTS");
 	mkdir(dir, 0755);
-	snprintf(cmd, sizeof(cmd), "'%s/pnfs' --initiator %s %s %s mount pnfs://127.0.0.1:%d/ '%s'",
-		 benchlab_bin_dir(), INITIATOR, mds_io ? "--mds-io" : "", devs, lab.mds_port, dir);
+	snprintf(cmd, sizeof(cmd), "'%s/pnfs' --initiator %s %s %s mount pnfs://127.0.0.1:%d/ '%s'%s%s%s",
+		 benchlab_bin_dir(), INITIATOR, mds_io ? "--mds-io" : "", devs, lab.mds_port, dir,
+		 extra && *extra ? " -o '" : "", extra && *extra ? extra : "", extra && *extra ? "'" : "");
 	if (system(cmd) != 0) {
 		fprintf(stderr, "bench-mount: pnfs mount on %s failed\n", dir);
 		return -1;

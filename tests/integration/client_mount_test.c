@@ -50,6 +50,7 @@ static int suite_clean(void)
 	if (ml.have_fuse) {
 		(void)test_run(NULL, "fusermount3 -u '%s' 2>/dev/null; fusermount3 -u '%s' 2>/dev/null", mnt1, mnt2);
 		(void)test_run(NULL, "fusermount3 -uz '%s' 2>/dev/null; fusermount3 -uz '%s' 2>/dev/null", mnt3, mnt4);
+		(void)test_run(NULL, "fusermount3 -uz '%s/m5' 2>/dev/null", ml.dir);
 	}
 	mount_lab_down(&ml);
 	return 0;
@@ -307,6 +308,64 @@ static void test_concurrency_and_large_writes(void)
 	(void)test_run(NULL, "rm -f '%s/par1' '%s/par2'; fusermount3 -u '%s'", mnt3, mnt3, mnt3);
 }
 
+/* Prefetch: a file read in order is read ahead by the mount (its stats count reads answered from
+ * chunks read ahead) and reads back equal; what the mount read ahead never outlives a change of
+ * the file: a write through the mount ahead of a reader that holds the file open, a truncate and
+ * extension under that reader, and a write by another client before a new open are all seen.
+ * O_DIRECT reads are not read ahead. */
+static void test_prefetch(void)
+{
+	char stats[600];
+	char *out = NULL;
+	long long chunks;
+	int rc;
+
+	NEED();
+	snprintf(stats, sizeof(stats), "%s/stats-pf", ml.dir);
+	rc = test_run(&out, "'%s' %s mount %s/ '%s' -o stats=%s 2>&1", test_bin("pnfs"), ml.devs, ml.url, mnt3, stats);
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	free(out);
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; D='%s'; bad=0\n"
+				  "head -c 40M /dev/urandom > $D/pf.src; cp $D/pf.src $N/pf\n"
+				  "cmp -s $D/pf.src $M/pf || { echo differs-read-in-order; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  mnt3, mnt2, ml.dir));
+	if (stat_of(stats, "reads_from_prefetch") <= 0)
+		(void)test_run(NULL, "cat '%s' >&2", stats);
+	CU_ASSERT(stat_of(stats, "prefetch_chunks") > 0);
+	CU_ASSERT(stat_of(stats, "reads_from_prefetch") > 0);
+	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; D='%s'; bad=0\n"
+				  "head -c 1M /dev/urandom > $D/pf.patch; cp $D/pf.src $D/pf.want\n"
+				  "dd if=$D/pf.patch of=$D/pf.want bs=1M seek=12 conv=notrunc 2>/dev/null\n"
+				  "exec 3<$M/pf\n"
+				  "dd bs=1M count=8 <&3 > $D/pf.head 2>/dev/null\n"
+				  "dd if=$D/pf.patch of=$M/pf bs=1M seek=12 conv=notrunc 2>/dev/null\n"
+				  "cat <&3 > $D/pf.tail; exec 3<&-\n"
+				  "cat $D/pf.head $D/pf.tail | cmp -s - $D/pf.want || { echo old-data-after-write-ahead-of-reader; bad=1; }\n"
+				  /* truncated to 6 MiB and extended again under a reader at 4 MiB: zeros from 6 MiB */
+				  "exec 3<$M/pf\n"
+				  "dd bs=1M count=4 <&3 > $D/pf.head 2>/dev/null\n"
+				  "truncate -s 6M $M/pf; truncate -s 40M $M/pf\n"
+				  "cat <&3 > $D/pf.tail; exec 3<&-\n"
+				  "{ head -c 6M $D/pf.want; head -c 34M /dev/zero; } > $D/pf.want2\n"
+				  "cat $D/pf.head $D/pf.tail | cmp -s - $D/pf.want2 || { echo old-data-after-truncate; bad=1; }\n"
+				  /* another client's write, then a new open here */
+				  "cmp -s $D/pf.want2 $M/pf || { echo differs-after-truncate; bad=1; }\n"
+				  "dd if=$D/pf.patch of=$N/pf bs=1M seek=30 conv=notrunc 2>/dev/null\n"
+				  "dd if=$D/pf.patch of=$D/pf.want2 bs=1M seek=30 conv=notrunc 2>/dev/null\n"
+				  "cmp -s $D/pf.want2 $M/pf || { echo old-data-after-other-client; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  mnt3, mnt2, ml.dir));
+	chunks = stat_of(stats, "prefetch_chunks");
+	CU_ASSERT(mount_script_ok("M='%s'; D='%s'; bad=0\n"
+				  "dd if=$M/pf of=$D/pf.direct bs=1M iflag=direct 2>/dev/null || { echo direct-read; bad=1; }\n"
+				  "cmp -s $D/pf.want2 $D/pf.direct || { echo differs-direct; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  mnt3, ml.dir));
+	CU_ASSERT_EQUAL(stat_of(stats, "prefetch_chunks"), chunks);
+	(void)test_run(NULL, "rm -f '%s/pf' '%s'/pf.*; fusermount3 -u '%s'", mnt3, ml.dir, mnt3);
+}
+
 /* Unmount with writes pending: a lazy unmount while a writer holds the file open, the writer
  * writing on and closing after it; and a mount ended by SIGTERM under a writer that has not closed
  * (the end of the session commits and closes the file). Another client reads every byte. */
@@ -428,6 +487,84 @@ static void test_mount_errors(void)
 	free(out);
 }
 
+/* mount -t fuse.pnfs and fstab: the pnfs program run as mount.fuse.pnfs, with mount(8)'s calling
+ * convention (SOURCE DIR -o OPTS), the client's devices among the options and mount(8)'s own
+ * options (rw, noauto, _netdev, user) dropped. A file written through that mount reads back equal
+ * through pnfs cat, and one put with pnfs reads back equal through the mount; the mount shows the
+ * server's URL as its source. Bad arguments are usage errors (status 2) that name what is wrong. */
+static void test_mount_helper(void)
+{
+	char helper[600], dir[520], opts[2048] = "rw,noauto,_netdev,user,attr_timeout=0";
+	char *out = NULL;
+	size_t n = strlen(opts);
+	int rc;
+
+	NEED();
+	for (int i = 0; i < ml.lab->nluns; i++)
+		n += (size_t)snprintf(opts + n, sizeof(opts) - n, ",device=%s", ml.lab->urls[i]);
+	snprintf(helper, sizeof(helper), "%s/mount.fuse.pnfs", ml.dir);
+	snprintf(dir, sizeof(dir), "%s/m5", ml.dir);
+	(void)unlink(helper);
+	CU_ASSERT_EQUAL_FATAL(symlink(test_bin("pnfs"), helper), 0);
+	mkdir(dir, 0755);
+	rc = test_run(&out, "'%s' %s/ '%s' -o %s 2>&1", helper, ml.url, dir, opts);
+	if (rc != 0 && out)
+		fprintf(stderr, "\n  mount.fuse.pnfs: %s\n", out);
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+	free(out);
+	out = NULL;
+	CU_ASSERT(mount_script_ok("H='%s'; D='%s'; P='%s'; U='%s'; bad=0\n"
+				  "grep -q \" $H fuse.pnfs \" /proc/mounts || { echo not-in-proc-mounts; bad=1; }\n"
+				  "grep \" $H fuse.pnfs \" /proc/mounts | grep -q \"^$U/ \" || { echo source-not-url; bad=1; }\n"
+				  "head -c 3000000 /dev/urandom > $D/helper.src\n"
+				  "cp $D/helper.src $H/helper.f || { echo cp-in; bad=1; }\n"
+				  "\"$P\" %s cat $U/helper.f > $D/helper.back || { echo cat; bad=1; }\n"
+				  "cmp -s $D/helper.src $D/helper.back || { echo differs-through-pnfs; bad=1; }\n"
+				  "\"$P\" %s put $D/helper.src $U/helper.g || { echo put; bad=1; }\n"
+				  "cmp -s $D/helper.src $H/helper.g || { echo differs-through-mount; bad=1; }\n"
+				  "rm -f $H/helper.f $H/helper.g\n"
+				  "fusermount3 -u $H || { echo umount; bad=1; }\n"
+				  "echo bad=$bad\n",
+				  dir, ml.dir, test_bin("pnfs"), ml.url, ml.devs, ml.devs));
+	rc = test_run(&out, "'%s' %s/ 2>&1", helper, ml.url);
+	CU_ASSERT_EQUAL(rc, 2);
+	CU_ASSERT(out && strstr(out, "mount.fuse.pnfs: no mount point given"));
+	free(out);
+	out = NULL;
+	rc = test_run(&out, "'%s' /dev/sdz '%s' 2>&1", helper, dir);
+	CU_ASSERT_EQUAL(rc, 2);
+	CU_ASSERT(out && strstr(out, "source '/dev/sdz' is not a pnfs://"));
+	free(out);
+	out = NULL;
+	rc = test_run(&out, "'%s' %s/ '%s' -t ext4 2>&1", helper, ml.url, dir);
+	CU_ASSERT_EQUAL(rc, 2);
+	CU_ASSERT(out && strstr(out, "type 'ext4'"));
+	free(out);
+	out = NULL;
+	rc = test_run(&out, "'%s' %s/ '%s' -o io_timeout=soon 2>&1", helper, ml.url, dir);
+	CU_ASSERT_EQUAL(rc, 2);
+	CU_ASSERT(out && strstr(out, "io_timeout takes seconds") && strstr(out, "'soon'"));
+	free(out);
+	out = NULL;
+	rc = test_run(&out, "'%s' %s/ '%s' -N 4242 2>&1", helper, ml.url, dir);
+	CU_ASSERT_EQUAL(rc, 2);
+	CU_ASSERT(out && strstr(out, "namespace"));
+	free(out);
+	out = NULL;
+	/* -f (mount -f, "fake"): the arguments are checked, nothing is mounted */
+	rc = test_run(&out, "'%s' %s/ '%s' -f -o %s 2>&1; echo rc=$?; echo mounted=$(grep -c \" %s fuse.pnfs \" /proc/mounts)",
+		      helper, ml.url, dir, opts, dir);
+	CU_ASSERT(out && strstr(out, "rc=0\n") && strstr(out, "mounted=0\n"));
+	free(out);
+	out = NULL;
+	/* a server that is not there: a failure (1) with its reason, not a usage error */
+	rc = test_run(&out, "'%s' pnfs://127.0.0.1:%d/ '%s' -o io_timeout=1 2>&1", helper, test_free_port(), dir);
+	CU_ASSERT_EQUAL(rc, 1);
+	CU_ASSERT(out && strstr(out, "onnect"));
+	free(out);
+	(void)unlink(helper);
+}
+
 /* FIFOs, sockets, device files and mknod(2) of a regular file: made on one mount, seen with their
  * type, mode and device numbers on the other and through libpnfs; a FIFO carries bytes between two
  * processes on the same mount (its data never reaches the server). Owners changed by root (chown,
@@ -499,7 +636,9 @@ TEST_SUITE(client_mount, "integration/client_mount", suite_init, suite_clean,
 	   { "deep paths and long names", test_deep_paths },
 	   { "attribute cache timeout and close-to-open", test_attr_timeout },
 	   { "two readers at once, 1 MiB writes", test_concurrency_and_large_writes },
+	   { "prefetch of a file read in order, dropped by changes", test_prefetch },
 	   { "unmount with writes pending", test_unmount_with_writes_pending },
 	   { "fstat of an open file after its last name went", test_open_file_unlinked },
 	   { "a write-behind failure reaches the writer", test_write_behind_error },
-	   { "mount errors", test_mount_errors });
+	   { "mount errors", test_mount_errors },
+	   { "mount.fuse.pnfs: the mount(8) helper", test_mount_helper });
