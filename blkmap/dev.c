@@ -394,7 +394,9 @@ void bm_dev_dispatch(struct blkmap_dev *dev)
 				break;
 		}
 		bm_sigpipe_restore(&g);
-		bm_src_update(dev);
+		/* inside a service pass the pass's end writes the queue and updates the registration */
+		if (ctx->depth == 0)
+			bm_src_update(dev);
 		return;
 	}
 	while (dev->pend_head && dev->inflight < ctx->queue_depth) {

@@ -273,6 +273,9 @@ int bm_iscsi_open_many(struct blkmap_dev **devs, const char *const *urls, int *r
 		       unsigned n);
 int bm_iscsi_send(struct bm_cmd *cmd);
 void bm_iscsi_service(struct blkmap_dev *dev, uint32_t events);
+/* At the end of a service pass: write what the session has queued (as if the socket had reported
+ * POLLOUT) and bring its epoll registration up to date. */
+void bm_iscsi_flush(struct blkmap_dev *dev);
 void bm_iscsi_tick(struct blkmap_dev *dev, int64_t now);
 void bm_iscsi_close(struct blkmap_dev *dev);
 /* Log out of every idle session of the context at once, bounded by a second. */

@@ -622,6 +622,16 @@ out:
 	bm_sigpipe_restore(&g);
 }
 
+void bm_iscsi_flush(struct blkmap_dev *dev)
+{
+	if (dev->isc && dev->state == BM_UP && !dev->lost && (iscsi_which_events(dev->isc) & POLLOUT)) {
+		bm_iscsi_service(dev, EPOLLOUT);
+		if (dev->refs == 0)
+			return;
+	}
+	bm_src_update(dev);
+}
+
 void bm_iscsi_kick(struct blkmap_dev *dev)
 {
 	if (dev->wrong && dev->state != BM_UP)

@@ -27,8 +27,10 @@ void bm_sigpipe_block(struct bm_sigpipe *g)
 		return;
 	pipe_set(&set);
 	pthread_sigmask(SIG_BLOCK, &set, &g->old);
-	/* one pending already (raised elsewhere, with the signal blocked by the application) is not ours */
-	g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+	/* One pending already (raised elsewhere, with the signal blocked by the application) is not ours.
+	 * Unblocked in this thread until now, none can be: it would have been delivered here. */
+	g->was_pending = sigismember(&g->old, SIGPIPE) == 1 && sigpending(&pending) == 0 &&
+			 sigismember(&pending, SIGPIPE) == 1;
 }
 
 void bm_sigpipe_restore(struct bm_sigpipe *g)

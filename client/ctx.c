@@ -175,10 +175,16 @@ void pc_watch_del(struct pnfs_context *ctx, struct pc_watch *w)
 static void timerfd_rearm(struct pnfs_context *ctx)
 {
 	struct itimerspec its = { 0 };
-	uint64_t now = pc_now_ms();
+	uint64_t now = pc_now_ms(), due = 0;
 
-	if (!proto_list_empty(&ctx->timers)) {
-		uint64_t due = proto_list_first(&ctx->timers, struct pc_timer, link)->due_ms;
+	if (!proto_list_empty(&ctx->timers))
+		due = proto_list_first(&ctx->timers, struct pc_timer, link)->due_ms;
+	/* Set already (a timerfd that fired stays disarmed, and run_timers() left none due): every
+	 * service pass would otherwise pay a timerfd_settime, two per I/O. */
+	if (due == ctx->tfd_due_ms && (due == 0 || due > now))
+		return;
+	ctx->tfd_due_ms = due;
+	if (due) {
 		uint64_t d = due > now ? due - now : 0;
 		if (d == 0) {
 			its.it_value.tv_nsec = 1; /* fire at once */
@@ -230,8 +236,8 @@ static void run_timers(struct pnfs_context *ctx)
 static void timer_fd_ready(struct pnfs_context *ctx, struct pc_watch *w, uint32_t revents)
 {
 	uint64_t n;
-	(void)ctx;
 	(void)revents;
+	ctx->tfd_due_ms = 0; /* fired: disarmed */
 	if (read(w->fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		LOG_DEBUG("pnfs: timerfd read: %s", strerror(errno));
 }
@@ -253,18 +259,21 @@ unsigned pnfs_outstanding(struct pnfs_context *ctx)
 	return ctx->ncalls;
 }
 
-int pnfs_service(struct pnfs_context *ctx, int revents)
+/* One pass: wait up to timeout_ms for the context's epoll set (0: what is ready now), run the ready
+ * watches, due timers, and re-arm the timer. */
+static int service(struct pnfs_context *ctx, int timeout_ms)
 {
 	struct epoll_event evs[32];
 	int n;
 
-	(void)revents;
 	if (!ctx)
 		return -EINVAL;
 	if (ctx->cb_depth > 0 || ctx->servicing)
 		return -EDEADLK;
+	n = epoll_wait(ctx->epfd, evs, 32, timeout_ms);
+	if (n < 0 && errno != EINTR)
+		return -errno;
 	ctx->servicing = 1;
-	n = epoll_wait(ctx->epfd, evs, 32, 0);
 	for (int i = 0; i < n; i++) {
 		struct pc_watch *w = evs[i].data.ptr;
 		/* A handler may have removed another watch; a removed watch has added == 0. */
@@ -278,20 +287,19 @@ int pnfs_service(struct pnfs_context *ctx, int revents)
 	return 0;
 }
 
+int pnfs_service(struct pnfs_context *ctx, int revents)
+{
+	(void)revents;
+	return service(ctx, 0);
+}
+
+/* The wait and the pass in one epoll_wait (a poll() of the epoll fd first would be one more system
+ * call per pass). */
 int pnfs_run_once(struct pnfs_context *ctx, int timeout_ms)
 {
-	struct pollfd p;
-
-	if (!ctx)
-		return -EINVAL;
-	if (ctx->cb_depth > 0 || ctx->servicing)
-		return -EDEADLK;
-	p.fd = ctx->epfd;
-	p.events = POLLIN;
-	if (poll(&p, 1, timeout_ms) < 0 && errno != EINTR)
-		return -errno;
-	return pnfs_service(ctx, p.revents);
+	return service(ctx, timeout_ms);
 }
+
 
 /* ---- calls ----------------------------------------------------------------------------------- */
 

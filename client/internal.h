@@ -465,6 +465,7 @@ struct pnfs_context {
 
 	/* loop */
 	int epfd, tfd;
+	uint64_t tfd_due_ms; /* what tfd is set to fire at; 0: disarmed */
 	struct pc_watch tw;
 	struct proto_list timers;  /* armed timers, earliest first (pc_timer.link) */
 	int cb_depth;               /* > 0 while user callbacks run */

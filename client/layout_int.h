@@ -112,7 +112,7 @@ const struct pc_lo_type *pc_lo_type(layouttype4 type);
 /* A write's claim on its layout blocks: overlapping writes wait (zero-fill and read-modify-write of
  * edge blocks must not race). */
 struct pc_lock {
-	struct pc_lock *next;
+	struct pc_lock *next, **pprev; /* pprev: the pointer to this one (released in O(1)) */
 	uint64_t start, end;
 };
 

@@ -4,8 +4,10 @@
 #include "blkmap/blkmap_xdr.h"
 #include "client/pnfs.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,6 +331,156 @@ long benchlab_proc_rss_kib(pid_t pid)
 			kib = strtol(line + 6, NULL, 10);
 	fclose(f);
 	return kib;
+}
+
+/* ---- bare libiscsi --------------------------------------------------------------------------------- */
+
+void benchlab_raw_close(struct benchlab_raw *r)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->isc[i]) {
+			iscsi_logout_sync(r->isc[i]);
+			iscsi_destroy_context(r->isc[i]);
+			r->isc[i] = NULL;
+		}
+	r->n = 0;
+}
+
+static int raw_open_one(struct benchlab_raw *r, int i, const char *url, const char *initiator, uint64_t key)
+{
+	struct iscsi_context *isc = iscsi_create_context(initiator);
+	struct iscsi_url *u = NULL;
+	struct scsi_task *t = NULL;
+	struct scsi_readcapacity16 *rc16;
+	struct scsi_persistent_reserve_out_basic reg = { 0 };
+	int ok = 0;
+
+	r->isc[i] = isc;
+	if (!isc)
+		return -1;
+	u = iscsi_parse_full_url(isc, url);
+	if (!u)
+		goto out;
+	iscsi_set_targetname(isc, u->target);
+	iscsi_set_session_type(isc, ISCSI_SESSION_NORMAL);
+	iscsi_set_header_digest(isc, ISCSI_HEADER_DIGEST_NONE_CRC32C);
+	r->lun[i] = u->lun;
+	if (iscsi_full_connect_sync(isc, u->portal, u->lun) != 0)
+		goto out;
+	/* a fresh login reports a unit attention first */
+	for (int k = 0; k < 3 && !ok; k++) {
+		t = iscsi_testunitready_sync(isc, u->lun);
+		ok = t && t->status == SCSI_STATUS_GOOD;
+		if (t)
+			scsi_free_scsi_task(t);
+	}
+	t = ok ? iscsi_readcapacity16_sync(isc, u->lun) : NULL;
+	ok = 0;
+	if (!t || t->status != SCSI_STATUS_GOOD || !(rc16 = scsi_datain_unmarshall(t)))
+		goto out;
+	r->block_bytes[i] = rc16->block_length;
+	scsi_free_scsi_task(t);
+	reg.service_action_reservation_key = key;
+	t = iscsi_persistent_reserve_out_sync(isc, u->lun, SCSI_PERSISTENT_RESERVE_REGISTER_AND_IGNORE_EXISTING_KEY,
+					      SCSI_PERSISTENT_RESERVE_SCOPE_LU, 0, &reg);
+	ok = t && t->status == SCSI_STATUS_GOOD;
+out:
+	if (t)
+		scsi_free_scsi_task(t);
+	if (!ok)
+		fprintf(stderr, "%s: libiscsi %s: %s\n", progname, url, iscsi_get_error(isc));
+	if (u)
+		iscsi_destroy_url(u);
+	return ok ? 0 : -1;
+}
+
+int benchlab_raw_open(struct benchlab_raw *r, const struct benchlab *l, const char *initiator, uint64_t key)
+{
+	memset(r, 0, sizeof(*r));
+	r->n = l->n;
+	for (int i = 0; i < l->n; i++)
+		if (raw_open_one(r, i, l->urls[i], initiator, key) < 0) {
+			benchlab_raw_close(r);
+			return -1;
+		}
+	return 0;
+}
+
+static void raw_done(struct iscsi_context *isc, int status, void *command_data, void *private_data)
+{
+	struct benchlab_raw_op *op = private_data;
+	struct scsi_task *t = command_data;
+
+	(void)isc;
+	op->raw->inflight--;
+	if (t)
+		scsi_free_scsi_task(t);
+	op->cb(op, status == SCSI_STATUS_GOOD ? 0 : -EIO);
+}
+
+int benchlab_raw_io(struct benchlab_raw *r, int lun, int write, uint64_t off_bytes, void *buf, size_t len,
+		    struct benchlab_raw_op *op)
+{
+	struct scsi_task *t;
+	uint32_t bs;
+
+	if (lun < 0 || lun >= r->n)
+		return -1;
+	bs = r->block_bytes[lun];
+	op->raw = r;
+	op->iov.iov_base = buf;
+	op->iov.iov_len = len;
+	if (write)
+		t = iscsi_write16_iov_task(r->isc[lun], r->lun[lun], off_bytes / bs, NULL, (uint32_t)len, (int)bs, 0, 0, 0,
+					   0, 0, raw_done, op, &op->iov, 1);
+	else
+		t = iscsi_read16_iov_task(r->isc[lun], r->lun[lun], off_bytes / bs, (uint32_t)len, (int)bs, 0, 0, 0, 0, 0,
+					  raw_done, op, &op->iov, 1);
+	if (!t)
+		return -1;
+	r->inflight++;
+	return 0;
+}
+
+int benchlab_raw_flush(struct benchlab_raw *r, int lun, struct benchlab_raw_op *op)
+{
+	if (lun < 0 || lun >= r->n)
+		return -1;
+	op->raw = r;
+	if (!iscsi_synchronizecache10_task(r->isc[lun], r->lun[lun], 0, 0, 0, 0, raw_done, op))
+		return -1;
+	r->inflight++;
+	return 0;
+}
+
+int benchlab_raw_run_once(struct benchlab_raw *r, int timeout_ms)
+{
+	struct pollfd p[BENCHLAB_MAX_LUNS];
+
+	for (int i = 0; i < r->n; i++) {
+		p[i].fd = iscsi_get_fd(r->isc[i]);
+		p[i].events = (short)iscsi_which_events(r->isc[i]);
+		p[i].revents = 0;
+	}
+	if (poll(p, (nfds_t)r->n, timeout_ms) < 0)
+		return errno == EINTR ? 0 : -1;
+	for (int i = 0; i < r->n; i++)
+		if (p[i].revents && iscsi_service(r->isc[i], p[i].revents) < 0) {
+			fprintf(stderr, "%s: libiscsi: %s\n", progname, iscsi_get_error(r->isc[i]));
+			return -1;
+		}
+	return 0;
+}
+
+int benchlab_leaf_lun(const struct benchlab *l, const struct blkmap_vol *vol, uint32_t leaf)
+{
+	struct blkmap_dev *d = blkmap_vol_leaf_dev(vol, leaf);
+	const char *name = d ? blkmap_dev_name(d) : NULL;
+
+	for (int i = 0; name && i < l->n; i++)
+		if (!strcmp(name, l->urls[i]))
+			return i;
+	return -1;
 }
 
 int benchlab_make_source(const char *path, uint64_t bytes)

@@ -4,6 +4,9 @@
 #ifndef PNFS_TESTS_BENCH_BENCHLAB_H
 #define PNFS_TESTS_BENCH_BENCHLAB_H
 
+#include <iscsi/iscsi.h>
+#include <iscsi/scsi-lowlevel.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -54,6 +57,45 @@ struct pnfs_context *benchlab_client(struct benchlab *l, const char *initiator, 
 /* A process's CPU seconds (user + system, /proc/PID/stat) and resident KiB (VmRSS); -1 when unknown. */
 double benchlab_proc_cpu_s(pid_t pid);
 long benchlab_proc_rss_kib(pid_t pid);
+
+/* ---- bare libiscsi: the raw baseline of the I/O benchmarks ----------------------------------------- */
+
+/* One libiscsi context per LUN of a lab; the caller keeps commands in flight and turns the loop. */
+struct benchlab_raw {
+	int n;
+	struct iscsi_context *isc[BENCHLAB_MAX_LUNS];
+	int lun[BENCHLAB_MAX_LUNS];
+	uint32_t block_bytes[BENCHLAB_MAX_LUNS];
+	unsigned inflight;
+};
+
+/* One command, owned by the caller until cb ran (the iovec libiscsi reads from or writes into lives
+ * here). */
+struct benchlab_raw_op {
+	void (*cb)(struct benchlab_raw_op *op, int status); /* status 0, or -EIO (not GOOD) */
+	void *priv;
+	struct benchlab_raw *raw;
+	struct scsi_iovec iov;
+};
+
+/* Log in to every LUN of the lab as initiator (libiscsi's sync full connect), read its block size and
+ * register key on it (REGISTER AND IGNORE EXISTING KEY: the MDS's EXCLUSIVE ACCESS - REGISTRANTS ONLY
+ * reservation admits registered initiators only). 0 or -1 (the reason on stderr). Release with
+ * benchlab_raw_close(). */
+int benchlab_raw_open(struct benchlab_raw *r, const struct benchlab *l, const char *initiator, uint64_t key);
+void benchlab_raw_close(struct benchlab_raw *r);
+/* Queue READ(16) or WRITE(16) of len bytes (whole blocks) at byte offset off_bytes of the lab's LUN
+ * lun, into or from buf (borrowed until op->cb). 0 or -1. */
+int benchlab_raw_io(struct benchlab_raw *r, int lun, int write, uint64_t off_bytes, void *buf, size_t len,
+		    struct benchlab_raw_op *op);
+/* Queue SYNCHRONIZE CACHE(10) of the whole LUN lun (what a client's commit does to the LUNs it wrote). */
+int benchlab_raw_flush(struct benchlab_raw *r, int lun, struct benchlab_raw_op *op);
+/* One poll over every context (up to timeout_ms) and service what is ready: completions run from
+ * here. 0 or -1 (a session failed). */
+int benchlab_raw_run_once(struct benchlab_raw *r, int timeout_ms);
+/* The lab's LUN index (into l->urls) that leaf index of vol is bound to (after
+ * benchlab_bind_registered), or -1. */
+int benchlab_leaf_lun(const struct benchlab *l, const struct blkmap_vol *vol, uint32_t leaf);
 
 /* The median of n values (sorted in place); -1 when n is 0. */
 double benchlab_median(double *v, int n);
