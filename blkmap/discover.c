@@ -71,7 +71,7 @@ void blkmap_cache_flush(struct blkmap_ctx *ctx)
  * may not open), from the cache or opened now, the iSCSI LUNs all at once. Local devices are probed
  * read-only (the host's own disks are among them); the one chosen is opened again for writing when
  * it is bound. The caller's error is kept. */
-static void cands_get(struct blkmap_ctx *ctx, char *const *specs, unsigned n, struct bm_cand **got)
+static void cands_gather(struct blkmap_ctx *ctx, char *const *specs, unsigned n, struct bm_cand **got)
 {
 	const char **todo = calloc(n ? n : 1, sizeof(*todo));
 	unsigned *flags = calloc(n ? n : 1, sizeof(*flags)), k = 0;
@@ -799,7 +799,7 @@ int blkmap_resolve(struct blkmap_ctx *ctx, struct blkmap_vol *vol, const struct 
 		rc = bm_err(ctx, -ENOMEM, "out of memory");
 		goto out;
 	}
-	cands_get(ctx, specs, nspecs, got);
+	cands_gather(ctx, specs, nspecs, got);
 	unique_cands(got, nspecs, cands, &ncands, rep);
 	for (unsigned i = 0; i < vol->n; i++) {
 		if (!is_leaf(&vol->v[i]))

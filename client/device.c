@@ -41,7 +41,7 @@ static struct pc_device *device_find(struct pnfs_context *ctx, const uint8_t id[
 	return NULL;
 }
 
-struct pc_device *pc_device_get(struct pnfs_context *ctx, const uint8_t id[NFS4_DEVICEID4_SIZE], layouttype4 type)
+struct pc_device *pc_device_obtain(struct pnfs_context *ctx, const uint8_t id[NFS4_DEVICEID4_SIZE], layouttype4 type)
 {
 	struct pc_device *d = device_find(ctx, id, type);
 
@@ -852,7 +852,7 @@ struct blkmap_vol *pnfs_device_volume(struct pnfs_context *ctx, const uint8_t de
 int pc_test_inject_device(struct pnfs_context *ctx, const uint8_t id[NFS4_DEVICEID4_SIZE], layouttype4 type,
 			  struct blkmap_vol *vol)
 {
-	struct pc_device *d = pc_device_get(ctx, id, type);
+	struct pc_device *d = pc_device_obtain(ctx, id, type);
 	struct pc_resolve *j;
 
 	if (!d) {

@@ -248,14 +248,14 @@ static int install_layout4(struct pc_layout *lo, const layout4 *l)
 		ext[i].len = pe[i].length;
 		ext[i].soff = pe[i].storage_offset;
 		ext[i].state = pe[i].state;
-		ext[i].dev = pc_device_get(ctx, pe[i].vol_id, lo->type);
+		ext[i].dev = pc_device_obtain(ctx, pe[i].vol_id, lo->type);
 		if (!ext[i].dev) {
 			free(ext);
 			ext = NULL;
 		}
 	}
 	free(pe);
-	/* pc_device_get() makes an entry for a device id it has not seen (GETDEVICEINFO resolves it
+	/* pc_device_obtain() makes an entry for a device id it has not seen (GETDEVICEINFO resolves it
 	 * later), so a NULL from it, like one from calloc, is out of memory. */
 	if (!ext)
 		return -ENOMEM;
@@ -511,7 +511,7 @@ int pc_test_inject_segment(struct pnfs_fh *fh, uint64_t off, uint64_t len, layou
 		v[i].len = ext[i].length;
 		v[i].soff = ext[i].storage_offset;
 		v[i].state = ext[i].state;
-		v[i].dev = pc_device_get(fh->ctx, ext[i].deviceid, lo->type);
+		v[i].dev = pc_device_obtain(fh->ctx, ext[i].deviceid, lo->type);
 		if (!v[i].dev) {
 			free(v);
 			return -ENOMEM;

@@ -205,7 +205,7 @@ void pc_pio_step(struct pc_io *io);
 void pc_pio_fail(struct pc_io *io, int status);
 
 /* device.c */
-struct pc_device *pc_device_get(struct pnfs_context *ctx, const uint8_t id[NFS4_DEVICEID4_SIZE], layouttype4 type);
+struct pc_device *pc_device_obtain(struct pnfs_context *ctx, const uint8_t id[NFS4_DEVICEID4_SIZE], layouttype4 type);
 /* 1: ready; 0: not yet (fn(ctx, arg) runs when it settles); -errno: unusable (d->why says why). */
 int pc_device_ensure(struct pc_device *d, void (*fn)(struct pnfs_context *, void *), void *arg);
 void pc_device_fail(struct pc_device *d, enum pc_dev_state st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -246,7 +246,7 @@ static void node_set_path(struct node *n, const char *path)
 }
 
 /* The node of fileid (its path set to path), made if new. Returns NULL when out of memory. */
-static struct node *node_get(const struct pnfs_stat *ps, mode_t type, const char *path)
+static struct node *node_obtain(const struct pnfs_stat *ps, mode_t type, const char *path)
 {
 	struct node *n;
 
@@ -504,7 +504,7 @@ static void to_stat(const struct pnfs_stat *ps, struct stat *st)
 static void entry_reply(struct op *o, const struct pnfs_stat *ps)
 {
 	struct fuse_entry_param e;
-	struct node *n = node_get(ps, type_of(ps->type), o->path);
+	struct node *n = node_obtain(ps, type_of(ps->type), o->path);
 
 	if (!n) {
 		fail(o, -ENOMEM);
@@ -935,7 +935,7 @@ static void do_readdir(fuse_req_t req, size_t size, off_t off, struct fuse_file_
 		} else {
 			if (!dots && M.ctx) {
 				char *p = child_path(&(struct node){ .path = d->path }, de->name);
-				n = p ? node_get(&de->st, type_of(de->st.type), p) : NULL;
+				n = p ? node_obtain(&de->st, type_of(de->st.type), p) : NULL;
 				free(p);
 				if (n) {
 					e.ino = n->ino;

@@ -167,7 +167,7 @@ FILL(time_delta)
 /* What the pool can offer: SCSI (RFC 8154, when fencing works) and block volumes. */
 FILL(fs_layout_types)
 {
-	a->fs_layout_types_len = mds_layout_types(s->srv, a->fs_layout_types, PROTO_LAYOUT_TYPES_MAX);
+	a->fs_layout_types_len = mds_lo_types(s->srv, a->fs_layout_types, PROTO_LAYOUT_TYPES_MAX);
 	return 1;
 }
 
@@ -175,7 +175,7 @@ FILL(layout_types)
 {
 	if (s->ino->type != MDS_FT_REG)
 		return 0;
-	a->layout_types_len = mds_layout_types(s->srv, a->layout_types, PROTO_LAYOUT_TYPES_MAX);
+	a->layout_types_len = mds_lo_types(s->srv, a->layout_types, PROTO_LAYOUT_TYPES_MAX);
 	return 1;
 }
 

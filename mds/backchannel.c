@@ -132,7 +132,7 @@ static int transmit(struct mds_server *srv, struct mds_session *s, struct mds_cb
 	if (!s->bc_conn || s->bc_conn->dead)
 		return -ENOTCONN;
 	call->xid = srv->next_cb_xid++;
-	while (mds_map_get(&srv->cb_calls, &call->xid, sizeof(call->xid)))
+	while (mds_map_find(&srv->cb_calls, &call->xid, sizeof(call->xid)))
 		call->xid = srv->next_cb_xid++;
 	if (call->uses_slot)
 		call->seqid = s->cb_seqid;
@@ -145,7 +145,7 @@ static int transmit(struct mds_server *srv, struct mds_session *s, struct mds_cb
 	if (rc == 0 && wlen - 4 > s->back.ca_maxrequestsize && !call->is_null)
 		rc = -EMSGSIZE;
 	if (rc == 0)
-		rc = mds_map_put(&srv->cb_calls, &call->xid, sizeof(call->xid), call);
+		rc = mds_map_insert(&srv->cb_calls, &call->xid, sizeof(call->xid), call);
 	if (rc == 0) {
 		call->conn = s->bc_conn;
 		mds_conn_get(call->conn);
@@ -282,7 +282,7 @@ struct mds_session *mds_cb_session(struct mds_client *clp)
 void mds_cb_reply(struct mds_conn *conn, uint32_t xid, const void *rec, size_t len)
 {
 	struct mds_server *srv = conn->srv;
-	struct mds_cb_call *call = mds_map_get(&srv->cb_calls, &xid, sizeof(xid));
+	struct mds_cb_call *call = mds_map_find(&srv->cb_calls, &xid, sizeof(xid));
 	struct proto_rpc_reply r;
 	struct proto_cb_compound_res cres;
 	struct mds_session *s;

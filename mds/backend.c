@@ -34,7 +34,7 @@ static void luns_watch(struct mds_server *srv)
 		LOG_WARN("pool %s: LUN %u (%u in all) is out of service: recalling every layout; none is handed out until "
 			 "it is back",
 			 srv->cfg.pool, first, out);
-		mds_layout_recall_all(srv);
+		mds_lo_recall_all(srv);
 	} else if (out == 0 && srv->luns_out) {
 		LOG_INFO("pool %s: every LUN is in service again: layouts are handed out again", srv->cfg.pool);
 	}

@@ -273,7 +273,7 @@ static struct mds_txn *io_inode(struct mds_io *io, struct mds_inode *ino)
 
 	if (!t)
 		return NULL;
-	rc = mds_inode_get(t, io->fileid, ino);
+	rc = mds_inode_read(t, io->fileid, ino);
 	if (rc) {
 		io_finish(io, io_errno(rc));
 		return NULL;
@@ -745,14 +745,14 @@ static void setsize_commit(struct mds_io *io)
 	if (io->next_ext)
 		note_unflushed(io); /* the zeroed block went to the LUN's cache */
 	if (io->sa.size < io->old_size)
-		mds_layout_truncate(srv, io->f, io->sa.size);
+		mds_lo_truncate(srv, io->f, io->sa.size);
 	/* blocks leave from the first whole block past the new size */
 	from = floor_to(io->sa.size, srv->block_bytes);
-	rc = mds_inode_setattr(t, io->fileid, &io->sa, mds_layout_free_flags(srv, io->f, from), &freed, NULL);
+	rc = mds_inode_setattr(t, io->fileid, &io->sa, mds_lo_free_flags(srv, io->f, from), &freed, NULL);
 	if (rc == 0) {
 		mds_compound_dirty(c);
 		if (freed.n)
-			mds_layout_blocks_freed(srv, io->fileid, from, &freed);
+			mds_lo_blocks_freed(srv, io->fileid, from, &freed);
 	}
 	mds_ranges_free(&freed);
 	io_finish(io, rc ? io_errno(rc) : NFS4_OK);

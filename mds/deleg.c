@@ -41,7 +41,7 @@ struct recall_arg {
 static void recall_done(struct mds_server *srv, int status, const CB_COMPOUND4res *res, void *arg)
 {
 	struct recall_arg *ra = arg;
-	struct mds_stateid *st = mds_map_get(&srv->stateids, ra->other, NFS4_OTHER_SIZE);
+	struct mds_stateid *st = mds_map_find(&srv->stateids, ra->other, NFS4_OTHER_SIZE);
 
 	free(ra);
 	if (!st || st->type != MDS_ST_DELEG)

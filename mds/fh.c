@@ -72,7 +72,7 @@ nfsstat4 mds_cfh_set(struct mds_compound *c, uint64_t fileid)
 
 	if (!t)
 		return NFS4ERR_SERVERFAULT;
-	rc = mds_inode_get(t, fileid, &ino);
+	rc = mds_inode_read(t, fileid, &ino);
 	if (rc == -ENOENT)
 		return NFS4ERR_STALE;
 	if (rc)
@@ -92,7 +92,7 @@ static nfsstat4 fh_inode(struct mds_compound *c, const struct mds_fh *fh, struct
 	t = mds_compound_txn(c);
 	if (!t)
 		return NFS4ERR_SERVERFAULT;
-	rc = mds_inode_get(t, fh->fileid, ino);
+	rc = mds_inode_read(t, fh->fileid, ino);
 	if (rc == -ENOENT)
 		return NFS4ERR_STALE;
 	return rc ? mds_errno_to_nfs(rc) : NFS4_OK;

@@ -72,7 +72,7 @@ static void recalls_free(struct mds_lo_state *ls)
 	}
 }
 
-void mds_layout_stateid_freed(struct mds_server *srv, struct mds_stateid *st)
+void mds_lo_stateid_freed(struct mds_server *srv, struct mds_stateid *st)
 {
 	struct mds_layouts *lo = srv->layouts;
 	struct mds_lo_state *ls = mds_lo_of(st);
@@ -132,7 +132,7 @@ _Static_assert(sizeof(uintptr_t) >= sizeof(uint64_t), "parked offsets are kept i
 
 static uint64_t parked_from(const struct mds_layouts *lo, uint64_t fileid, int *found)
 {
-	uintptr_t v = (uintptr_t)mds_map_get(&lo->pending_files, &fileid, sizeof(fileid));
+	uintptr_t v = (uintptr_t)mds_map_find(&lo->pending_files, &fileid, sizeof(fileid));
 
 	*found = v != 0;
 	return v ? (uint64_t)v - 1 : 0;
@@ -147,26 +147,26 @@ static void note_parked(struct mds_layouts *lo, uint64_t fileid, uint64_t from)
 		return;
 	if (found)
 		mds_map_del(&lo->pending_files, &fileid, sizeof(fileid));
-	if (mds_map_put(&lo->pending_files, &fileid, sizeof(fileid), (void *)(uintptr_t)(from + 1)) != 0)
+	if (mds_map_insert(&lo->pending_files, &fileid, sizeof(fileid), (void *)(uintptr_t)(from + 1)) != 0)
 		LOG_ERROR("file %llu: out of memory noting parked blocks; they are released at the next start",
 			  (unsigned long long)fileid);
 }
 
-unsigned mds_layout_free_flags(struct mds_server *srv, struct mds_file *f, uint64_t from)
+unsigned mds_lo_free_flags(struct mds_server *srv, struct mds_file *f, uint64_t from)
 {
 	if (!f || !srv->layouts)
 		return 0;
 	return file_reached(srv, f, from, UINT64_MAX) ? MDS_FREE_PENDING : 0;
 }
 
-void mds_layout_blocks_freed(struct mds_server *srv, uint64_t fileid, uint64_t from, const struct mds_ranges *freed)
+void mds_lo_blocks_freed(struct mds_server *srv, uint64_t fileid, uint64_t from, const struct mds_ranges *freed)
 {
 	struct mds_layouts *lo = srv->layouts;
 	struct mds_file *f = mds_file_find(srv, fileid);
 
 	if (!lo || !freed || !freed->n || !f || !file_reached(srv, f, from, UINT64_MAX))
 		return;
-	/* They were parked (mds_layout_free_flags said so): remember to release them. */
+	/* They were parked (mds_lo_free_flags said so): remember to release them. */
 	note_parked(lo, fileid, from);
 }
 
@@ -343,7 +343,7 @@ struct recall_cookie {
 
 static struct mds_lo_state *state_by_other(struct mds_server *srv, const unsigned char *other)
 {
-	return mds_lo_of(mds_map_get(&srv->stateids, other, NFS4_OTHER_SIZE));
+	return mds_lo_of(mds_map_find(&srv->stateids, other, NFS4_OTHER_SIZE));
 }
 
 static int recall_alive(const struct mds_lo_state *ls, const struct mds_lo_recall *r)
@@ -470,7 +470,7 @@ static void lo_recall(struct mds_server *srv, struct mds_lo_state *ls, uint64_t 
 	recall_send(srv, ls, r);
 }
 
-void mds_layout_recall_all(struct mds_server *srv)
+void mds_lo_recall_all(struct mds_server *srv)
 {
 	for (struct mds_lo_state *ls = srv->layouts->states; ls; ls = ls->next)
 		if (mds_lo_holds(ls))
@@ -548,7 +548,7 @@ static int stale_punch_txn(struct mds_txn *t, void *arg)
 	return rc == -ENOENT ? 0 : rc;
 }
 
-int mds_layout_drop_stale(struct mds_server *srv)
+int mds_lo_drop_stale(struct mds_server *srv)
 {
 	struct stale_ids ids = { 0 };
 	uint64_t dropped = 0;
@@ -625,7 +625,7 @@ static struct mds_lo_fence_job *job_find(struct mds_layouts *lo, clientid4 id)
 	return NULL;
 }
 
-static struct mds_lo_fence_job *job_get(struct mds_layouts *lo, clientid4 id)
+static struct mds_lo_fence_job *job_obtain(struct mds_layouts *lo, clientid4 id)
 {
 	struct mds_lo_fence_job *j = job_find(lo, id);
 
@@ -781,7 +781,7 @@ static void revoke_client(struct mds_server *srv, struct mds_client *clp, const 
 			fences = 1;
 	}
 	if (fences && lo->fence) {
-		job = job_get(lo, clp->clientid);
+		job = job_obtain(lo, clp->clientid);
 		if (!job)
 			LOG_ERROR("client %016llx: out of memory: cannot fence it", CLID(clp));
 	}
@@ -799,7 +799,7 @@ static void revoke_client(struct mds_server *srv, struct mds_client *clp, const 
 		job_start(srv, job);
 }
 
-void mds_layout_client_gone(struct mds_server *srv, struct mds_client *clp)
+void mds_lo_client_gone(struct mds_server *srv, struct mds_client *clp)
 {
 	struct mds_stateid *st, *next;
 
@@ -820,7 +820,7 @@ void mds_layout_client_gone(struct mds_server *srv, struct mds_client *clp)
 
 /* ---- hooks ------------------------------------------------------------------------------- */
 
-void mds_layout_open_closed(struct mds_server *srv, struct mds_stateid *open)
+void mds_lo_open_closed(struct mds_server *srv, struct mds_stateid *open)
 {
 	struct mds_file *f = open->file;
 	struct mds_stateid *st, *next;
@@ -843,7 +843,7 @@ void mds_layout_open_closed(struct mds_server *srv, struct mds_stateid *open)
 	}
 }
 
-void mds_layout_truncate(struct mds_server *srv, struct mds_file *f, uint64_t new_size)
+void mds_lo_truncate(struct mds_server *srv, struct mds_file *f, uint64_t new_size)
 {
 	uint64_t from;
 
@@ -858,7 +858,7 @@ void mds_layout_truncate(struct mds_server *srv, struct mds_file *f, uint64_t ne
 	}
 }
 
-void mds_layout_removed(struct mds_server *srv, uint64_t fileid, int destroyed)
+void mds_lo_removed(struct mds_server *srv, uint64_t fileid, int destroyed)
 {
 	struct mds_file *f = mds_file_find(srv, fileid);
 	(void)destroyed;
@@ -964,7 +964,7 @@ static int aptpl_probe(struct mds_server *srv, struct mds_layouts *lo)
 	return 0;
 }
 
-int mds_layout_start(struct mds_server *srv, char *err, size_t errlen)
+int mds_lo_start(struct mds_server *srv, char *err, size_t errlen)
 {
 	struct mds_layouts *lo = calloc(1, sizeof(*lo));
 	int rc;
@@ -1005,7 +1005,7 @@ int mds_layout_start(struct mds_server *srv, char *err, size_t errlen)
 		if (bytes)
 			LOG_INFO("released %llu bytes parked at the last stop", (unsigned long long)bytes);
 		/* Nor can anyone commit into what its layouts allocated. */
-		rc = mds_layout_drop_stale(srv);
+		rc = mds_lo_drop_stale(srv);
 		if (rc) {
 			snprintf(err, errlen, "pool %s: freeing never-committed blocks: %s", srv->cfg.pool,
 				 mds_store_strerror(rc));
@@ -1025,11 +1025,11 @@ int mds_layout_start(struct mds_server *srv, char *err, size_t errlen)
 	}
 	return 0;
 fail:
-	mds_layout_stop(srv);
+	mds_lo_stop(srv);
 	return rc;
 }
 
-void mds_layout_stop(struct mds_server *srv)
+void mds_lo_stop(struct mds_server *srv)
 {
 	struct mds_layouts *lo = srv->layouts;
 
@@ -1047,7 +1047,7 @@ void mds_layout_stop(struct mds_server *srv)
 	srv->layouts = NULL;
 }
 
-unsigned mds_layout_types(const struct mds_server *srv, layouttype4 *out, unsigned max)
+unsigned mds_lo_types(const struct mds_server *srv, layouttype4 *out, unsigned max)
 {
 	unsigned n = 0;
 

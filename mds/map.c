@@ -56,7 +56,7 @@ static struct mds_map_ent **find(const struct mds_map *m, const void *key, size_
 	return NULL;
 }
 
-void *mds_map_get(const struct mds_map *m, const void *key, size_t klen)
+void *mds_map_find(const struct mds_map *m, const void *key, size_t klen)
 {
 	struct mds_map_ent **pp = find(m, key, klen, mds_hash_bytes(key, klen));
 	return pp ? (*pp)->val : NULL;
@@ -83,7 +83,7 @@ static int grow(struct mds_map *m)
 	return 0;
 }
 
-int mds_map_put(struct mds_map *m, const void *key, size_t klen, void *val)
+int mds_map_insert(struct mds_map *m, const void *key, size_t klen, void *val)
 {
 	uint64_t h = mds_hash_bytes(key, klen);
 	struct mds_map_ent *e;

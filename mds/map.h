@@ -21,9 +21,9 @@ void mds_map_init(struct mds_map *m);
 void mds_map_clear(struct mds_map *m);
 
 /* The value stored under key, or NULL. */
-void *mds_map_get(const struct mds_map *m, const void *key, size_t klen);
+void *mds_map_find(const struct mds_map *m, const void *key, size_t klen);
 /* Store val under key: -EEXIST if present (nothing changes), -ENOMEM. */
-int mds_map_put(struct mds_map *m, const void *key, size_t klen, void *val);
+int mds_map_insert(struct mds_map *m, const void *key, size_t klen, void *val);
 /* Remove key; returns its value or NULL. */
 void *mds_map_del(struct mds_map *m, const void *key, size_t klen);
 

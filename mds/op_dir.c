@@ -45,7 +45,7 @@ static nfsstat4 sticky_ok(const struct mds_compound *c, const struct mds_inode *
 		return NFS4_OK;
 	if (mds_ns_lookup(t, dir->fileid, name->utf8string_val, name->utf8string_len, &id) != 0)
 		return NFS4_OK; /* the store reports the missing name */
-	if (mds_inode_get(t, id, &child) != 0)
+	if (mds_inode_read(t, id, &child) != 0)
 		return NFS4_OK;
 	return child.uid == c->cred.uid ? NFS4_OK : NFS4ERR_ACCESS;
 }
@@ -176,7 +176,7 @@ static nfsstat4 before_unlink(struct mds_compound *c, const struct mds_inode *di
 	if (file_is_open(c->srv, victim))
 		*flags |= MDS_KEEP_ORPHAN;
 	if (f)
-		*flags |= mds_layout_free_flags(c->srv, f, 0);
+		*flags |= mds_lo_free_flags(c->srv, f, 0);
 	return NFS4_OK;
 }
 
@@ -187,9 +187,9 @@ static void gone(struct mds_compound *c, uint64_t fileid, int orphaned, int dest
 {
 	if (orphaned)
 		note_orphan(c->srv, fileid);
-	mds_layout_removed(c->srv, fileid, destroyed);
+	mds_lo_removed(c->srv, fileid, destroyed);
 	if (freed->n)
-		mds_layout_blocks_freed(c->srv, fileid, 0, freed);
+		mds_lo_blocks_freed(c->srv, fileid, 0, freed);
 }
 
 nfsstat4 mds_op_remove(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
@@ -375,7 +375,7 @@ static int rd_entry(void *arg, const struct mds_dirent *e)
 		r->err = NFS4ERR_RESOURCE;
 		return 1;
 	}
-	rc = mds_inode_get(c->txn, e->fileid, &ino);
+	rc = mds_inode_read(c->txn, e->fileid, &ino);
 	if (rc) {
 		r->err = mds_errno_to_nfs(rc);
 		return 1;

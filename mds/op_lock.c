@@ -178,7 +178,7 @@ nfsstat4 mds_op_lock(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 		st = mds_sid_find_cfh(c, &o->open_stateid, MDS_STM(MDS_ST_OPEN), &open);
 		if (st)
 			return st;
-		ow = mds_owner_get(srv, c->clp, 1, o->lock_owner.owner.owner_val, o->lock_owner.owner.owner_len, 1);
+		ow = mds_owner_lookup(srv, c->clp, 1, o->lock_owner.owner.owner_val, o->lock_owner.owner.owner_len, 1);
 		if (!ow)
 			return NFS4ERR_RESOURCE;
 		lst = mds_lockstate_find(open->file, ow);

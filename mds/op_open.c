@@ -80,7 +80,7 @@ static nfsstat4 open_by_name(struct mds_compound *c, OPEN4args *a, const compone
 	if (rc && rc != -ENOENT)
 		return mds_errno_to_nfs(rc);
 	if (rc == 0) {
-		rc = mds_inode_get(c->txn, id, &t->ino);
+		rc = mds_inode_read(c->txn, id, &t->ino);
 		if (rc)
 			return mds_errno_to_nfs(rc);
 		t->ci.before = t->ci.after = dir.change;
@@ -298,7 +298,7 @@ nfsstat4 mds_op_open(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)
 	f = mds_file_get(srv, t.ino.fileid);
 	if (!f)
 		return NFS4ERR_RESOURCE;
-	ow = mds_owner_get(srv, clp, 0, a->owner.owner.owner_val, a->owner.owner.owner_len, 1);
+	ow = mds_owner_lookup(srv, clp, 0, a->owner.owner.owner_val, a->owner.owner.owner_len, 1);
 	if (!ow) {
 		st = NFS4ERR_RESOURCE;
 		goto out;

@@ -64,7 +64,7 @@ static struct mds_client *new_client(struct mds_compound *c, const client_owner4
 						(const unsigned char *)co->co_verifier, princ);
 
 	if (clp && srv->in_grace &&
-	    mds_map_get(&srv->reclaimable, clp->owner, clp->owner_len))
+	    mds_map_find(&srv->reclaimable, clp->owner, clp->owner_len))
 		clp->reclaim_ok = 1;
 	return clp;
 }
@@ -218,7 +218,7 @@ static int persist_client(struct mds_txn *t, struct put_rec_arg *a)
 		if (rc && rc != -ENOENT)
 			return rc;
 	}
-	rc = mds_client_put(t, &rec);
+	rc = mds_client_write(t, &rec);
 	if (rc == 0)
 		clp->persisted = 1;
 	return rc;
@@ -273,7 +273,7 @@ nfsstat4 mds_op_create_session(struct mds_compound *c, nfs_argop4 *arg, nfs_reso
 		if (old && old->persisted)
 			pa.old = old->clientid;
 		else if (clp->reclaim_ok)
-			pa.old = (clientid4)(uintptr_t)mds_map_get(&srv->reclaimable, clp->owner, clp->owner_len);
+			pa.old = (clientid4)(uintptr_t)mds_map_find(&srv->reclaimable, clp->owner, clp->owner_len);
 		rc = persist_client(t, &pa);
 		if (rc)
 			return mds_errno_to_nfs(rc);
@@ -497,14 +497,14 @@ static int persist_recc(struct mds_txn *t, void *arg)
 {
 	struct recc_arg *a = arg;
 	struct mds_client_rec rec;
-	int rc = mds_client_get(t, a->clp->clientid, &rec);
+	int rc = mds_client_read(t, a->clp->clientid, &rec);
 
 	if (rc == -ENOENT)
 		return 0;
 	if (rc)
 		return rc;
 	rec.flags |= MDS_CLIENT_RECLAIM_COMPLETE;
-	return mds_client_put(t, &rec);
+	return mds_client_write(t, &rec);
 }
 
 nfsstat4 mds_op_reclaim_complete(struct mds_compound *c, nfs_argop4 *arg, nfs_resop4 *res)

@@ -120,7 +120,7 @@ static int collect_client(void *arg, const struct mds_client_rec *rec)
 {
 	struct mds_server *srv = arg;
 
-	if (mds_map_put(&srv->reclaimable, rec->owner, rec->owner_len, (void *)(uintptr_t)rec->clientid) == 0)
+	if (mds_map_insert(&srv->reclaimable, rec->owner, rec->owner_len, (void *)(uintptr_t)rec->clientid) == 0)
 		srv->nreclaimable++;
 	return 0;
 }
@@ -222,7 +222,7 @@ void mds_grace_end(struct mds_server *srv, const char *why)
 		LOG_INFO("released %llu bytes of deferred frees", (unsigned long long)a.released);
 	mds_map_clear(&srv->reclaimable);
 	srv->nreclaimable = 0;
-	(void)mds_layout_drop_stale(srv);
+	(void)mds_lo_drop_stale(srv);
 }
 
 static void make_verifiers(struct mds_server *srv)
@@ -317,7 +317,7 @@ int mds_server_new(const struct mds_config *cfg, struct mds_server **out, char *
 		srv->grace_end_ms = mds_loop_now_ms() + (uint64_t)g * 1000;
 		LOG_INFO("grace period of %u s for %u client(s) to reclaim", g, srv->nreclaimable);
 	}
-	rc = mds_layout_start(srv, err, errlen);
+	rc = mds_lo_start(srv, err, errlen);
 	if (rc)
 		goto fail;
 	rc = listen_on(srv, err, errlen);
@@ -450,7 +450,7 @@ void mds_server_free(struct mds_server *srv)
 		mds_loop_del_fd(srv->loop, srv->signal_fd, MDS_EV_READ);
 		close(srv->signal_fd);
 	}
-	mds_layout_stop(srv);
+	mds_lo_stop(srv);
 	mds_guard_stop(srv);
 	mds_server_close_pool(srv);
 	mds_pool_unlock(srv->pool_lock_fd);

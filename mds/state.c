@@ -37,18 +37,18 @@ void mds_cred_principal(const struct mds_cred *cred, char *out, size_t len)
 
 struct mds_client *mds_client_find(struct mds_server *srv, clientid4 id)
 {
-	struct mds_client *clp = mds_map_get(&srv->clients, &id, sizeof(id));
+	struct mds_client *clp = mds_map_find(&srv->clients, &id, sizeof(id));
 	return clp && !clp->destroyed ? clp : NULL;
 }
 
 struct mds_client *mds_client_conf_by_owner(struct mds_server *srv, const void *owner, uint32_t len)
 {
-	return mds_map_get(&srv->conf_by_owner, owner, len);
+	return mds_map_find(&srv->conf_by_owner, owner, len);
 }
 
 struct mds_client *mds_client_unconf_by_owner(struct mds_server *srv, const void *owner, uint32_t len)
 {
-	return mds_map_get(&srv->unconf_by_owner, owner, len);
+	return mds_map_find(&srv->unconf_by_owner, owner, len);
 }
 
 struct mds_client *mds_client_new(struct mds_server *srv, const unsigned char *owner, uint32_t owner_len,
@@ -73,8 +73,8 @@ struct mds_client *mds_client_new(struct mds_server *srv, const unsigned char *o
 	clp->cs_seq = 1;
 	mds_map_init(&clp->openowners);
 	mds_map_init(&clp->lockowners);
-	if (mds_map_put(&srv->clients, &clp->clientid, sizeof(clp->clientid), clp) != 0 ||
-	    mds_map_put(&srv->unconf_by_owner, owner, owner_len, clp) != 0) {
+	if (mds_map_insert(&srv->clients, &clp->clientid, sizeof(clp->clientid), clp) != 0 ||
+	    mds_map_insert(&srv->unconf_by_owner, owner, owner_len, clp) != 0) {
 		mds_map_del(&srv->clients, &clp->clientid, sizeof(clp->clientid));
 		free(clp->owner);
 		free(clp);
@@ -102,7 +102,7 @@ void mds_client_confirm(struct mds_server *srv, struct mds_client *clp)
 	if (old && old != clp)
 		mds_client_destroy(srv, old, 0);
 	mds_map_del(&srv->unconf_by_owner, clp->owner, clp->owner_len);
-	mds_map_put(&srv->conf_by_owner, clp->owner, clp->owner_len, clp);
+	mds_map_insert(&srv->conf_by_owner, clp->owner, clp->owner_len, clp);
 	clp->confirmed = 1;
 }
 
@@ -147,7 +147,7 @@ void mds_client_destroy(struct mds_server *srv, struct mds_client *clp, int del_
 	while (!proto_list_empty(&clp->sessions))
 		mds_session_destroy(srv, proto_list_first(&clp->sessions, struct mds_session, in_client));
 	/* Layouts first: revoking them needs the files and the client as they are. */
-	mds_layout_client_gone(srv, clp);
+	mds_lo_client_gone(srv, clp);
 	/* Locks before opens: a lock stateid refers to its open. */
 	for (int pass = 0; pass < 2; pass++) {
 		struct mds_stateid *st = clp->states, *n;
@@ -158,9 +158,9 @@ void mds_client_destroy(struct mds_server *srv, struct mds_client *clp, int del_
 		}
 	}
 	if (clp->confirmed) {
-		if (mds_map_get(&srv->conf_by_owner, clp->owner, clp->owner_len) == clp)
+		if (mds_map_find(&srv->conf_by_owner, clp->owner, clp->owner_len) == clp)
 			mds_map_del(&srv->conf_by_owner, clp->owner, clp->owner_len);
-	} else if (mds_map_get(&srv->unconf_by_owner, clp->owner, clp->owner_len) == clp) {
+	} else if (mds_map_find(&srv->unconf_by_owner, clp->owner, clp->owner_len) == clp) {
 		mds_map_del(&srv->unconf_by_owner, clp->owner, clp->owner_len);
 	}
 	mds_map_del(&srv->clients, &clp->clientid, sizeof(clp->clientid));
@@ -186,7 +186,7 @@ void mds_client_release(struct mds_client *clp)
 
 struct mds_session *mds_session_find(struct mds_server *srv, const unsigned char *id)
 {
-	struct mds_session *s = mds_map_get(&srv->sessions, id, NFS4_SESSIONID_SIZE);
+	struct mds_session *s = mds_map_find(&srv->sessions, id, NFS4_SESSIONID_SIZE);
 	return s && !s->destroyed ? s : NULL;
 }
 
@@ -217,7 +217,7 @@ struct mds_session *mds_session_new(struct mds_server *srv, struct mds_client *c
 	put_be32(s->id + 12, (uint32_t)srv->boot);
 	s->clp = clp;
 	s->cb_seqid = 1;
-	if (mds_map_put(&srv->sessions, s->id, sizeof(s->id), s) != 0) {
+	if (mds_map_insert(&srv->sessions, s->id, sizeof(s->id), s) != 0) {
 		free(s->slots);
 		free(s);
 		return NULL;
@@ -310,7 +310,7 @@ void mds_state_conn_gone(struct mds_server *srv, struct mds_conn *conn)
 
 struct mds_file *mds_file_find(struct mds_server *srv, uint64_t fileid)
 {
-	return mds_map_get(&srv->files, &fileid, sizeof(fileid));
+	return mds_map_find(&srv->files, &fileid, sizeof(fileid));
 }
 
 struct mds_file *mds_file_get(struct mds_server *srv, uint64_t fileid)
@@ -327,7 +327,7 @@ struct mds_file *mds_file_get(struct mds_server *srv, uint64_t fileid)
 	f->fileid = fileid;
 	f->refs = 1;
 	proto_list_init(&f->locks);
-	if (mds_map_put(&srv->files, &f->fileid, sizeof(f->fileid), f) != 0) {
+	if (mds_map_insert(&srv->files, &f->fileid, sizeof(f->fileid), f) != 0) {
 		free(f);
 		return NULL;
 	}
@@ -352,7 +352,7 @@ void mds_file_put(struct mds_server *srv, struct mds_file *f)
 		return;
 	if (f->orphaned) {
 		/* The last open of a removed file went away: now its inode and blocks go. */
-		struct destroy_arg a = { f->fileid, mds_layout_free_flags(srv, f, 0) };
+		struct destroy_arg a = { f->fileid, mds_lo_free_flags(srv, f, 0) };
 		int rc = mds_with_txn(srv, destroy_orphan_txn, &a);
 		if (rc)
 			LOG_ERROR("file %llu: cannot remove the orphan: %s", (unsigned long long)f->fileid,
@@ -364,11 +364,11 @@ void mds_file_put(struct mds_server *srv, struct mds_file *f)
 
 /* ---- owners ---------------------------------------------------------------------------------- */
 
-struct mds_owner *mds_owner_get(struct mds_server *srv, struct mds_client *clp, int is_lock,
+struct mds_owner *mds_owner_lookup(struct mds_server *srv, struct mds_client *clp, int is_lock,
 				const void *owner, uint32_t len, int create)
 {
 	struct mds_map *m = is_lock ? &clp->lockowners : &clp->openowners;
-	struct mds_owner *ow = mds_map_get(m, owner, len);
+	struct mds_owner *ow = mds_map_find(m, owner, len);
 	(void)srv;
 
 	if (ow || !create)
@@ -385,7 +385,7 @@ struct mds_owner *mds_owner_get(struct mds_server *srv, struct mds_client *clp, 
 	ow->owner_len = len;
 	ow->clp = clp;
 	ow->is_lock = is_lock;
-	if (mds_map_put(m, owner, len, ow) != 0) {
+	if (mds_map_insert(m, owner, len, ow) != 0) {
 		free(ow->owner);
 		free(ow);
 		return NULL;
@@ -426,7 +426,7 @@ struct mds_stateid *mds_stateid_new(struct mds_server *srv, struct mds_client *c
 	put_be32(st->other + 4, (uint32_t)(n >> 32));
 	put_be32(st->other + 8, (uint32_t)n);
 	st->other[4] = (unsigned char)(st->other[4] | (type << 4)); /* the type, for readable traces */
-	if (mds_map_put(&srv->stateids, st->other, sizeof(st->other), st) != 0) {
+	if (mds_map_insert(&srv->stateids, st->other, sizeof(st->other), st) != 0) {
 		free(st);
 		return NULL;
 	}
@@ -462,14 +462,14 @@ void mds_stateid_free(struct mds_server *srv, struct mds_stateid *st)
 				mds_stateid_free(srv, l);
 		}
 		f = st->file;
-		mds_layout_open_closed(srv, st);
+		mds_lo_open_closed(srv, st);
 	}
 	if (st->type == MDS_ST_LOCK && f)
 		mds_locks_release_state(f, st);
 	if (st->type == MDS_ST_DELEG)
 		mds_deleg_freed(srv, st);
 	if (st->type == MDS_ST_LAYOUT)
-		mds_layout_stateid_freed(srv, st);
+		mds_lo_stateid_freed(srv, st);
 	mds_map_del(&srv->stateids, st->other, sizeof(st->other));
 	if (st->prev_in_client)
 		st->prev_in_client->next_in_client = st->next_in_client;
@@ -505,7 +505,7 @@ struct mds_stateid *mds_stateid_find(struct mds_server *srv, const stateid4 *sid
 	*stale = get_be32(o) != (uint32_t)srv->boot;
 	if (*stale)
 		return NULL;
-	return mds_map_get(&srv->stateids, o, NFS4_OTHER_SIZE);
+	return mds_map_find(&srv->stateids, o, NFS4_OTHER_SIZE);
 }
 
 enum mds_special_sid mds_stateid_special(const stateid4 *sid)

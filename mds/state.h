@@ -36,7 +36,7 @@ struct mds_file *mds_file_find(struct mds_server *srv, uint64_t fileid);  /* no 
 void mds_file_put(struct mds_server *srv, struct mds_file *f);
 
 /* ---- owners ---------------------------------------------------------------------------- */
-struct mds_owner *mds_owner_get(struct mds_server *srv, struct mds_client *clp, int is_lock,
+struct mds_owner *mds_owner_lookup(struct mds_server *srv, struct mds_client *clp, int is_lock,
 				const void *owner, uint32_t len, int create);
 
 /* ---- stateids ---------------------------------------------------------------------------- */

@@ -135,7 +135,7 @@ const struct mds_store_format *mds_store_format(const struct mds_store *st)
 
 /* ---- plain accessors -------------------------------------------------------------------- */
 
-int st_get(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, MDB_val *v, const char *what)
+int st_read(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, MDB_val *v, const char *what)
 {
 	MDB_val key = { klen, (void *)k };
 	int rc = mdb_get(t->txn, dbi, &key, v);
@@ -145,7 +145,7 @@ int st_get(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, MDB_val *
 	return rc ? st_lmdb_err(t->st, rc, what) : 0;
 }
 
-int st_put(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen,
+int st_write(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen,
 	   unsigned flags, const char *what)
 {
 	MDB_val key = { klen, (void *)k }, val = { vlen, (void *)v };
@@ -167,7 +167,7 @@ int st_del(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, const cha
 int st_meta_u64(struct mds_txn *t, const char *key, uint64_t *v)
 {
 	MDB_val val;
-	int rc = st_get(t, t->st->meta, key, strlen(key), &val, "meta get");
+	int rc = st_read(t, t->st->meta, key, strlen(key), &val, "meta get");
 
 	if (rc == -ENOENT)
 		return st_fail(t->st, -EUCLEAN, "meta: key %s missing", key);
@@ -184,7 +184,7 @@ int st_meta_put_u64(struct mds_txn *t, const char *key, uint64_t v)
 	uint8_t b[8];
 
 	be64_put(b, v);
-	return st_put(t, t->st->meta, key, strlen(key), b, 8, 0, "meta put");
+	return st_write(t, t->st->meta, key, strlen(key), b, 8, 0, "meta put");
 }
 
 int st_meta_add(struct mds_txn *t, const char *key, int64_t delta)
@@ -539,7 +539,7 @@ static int write_format(struct mds_txn *t, void *arg)
 	char key[32];
 	int rc;
 
-	rc = st_put(t, st->meta, META_UUID, strlen(META_UUID), f->pool_uuid, 16, 0, "meta put");
+	rc = st_write(t, st->meta, META_UUID, strlen(META_UUID), f->pool_uuid, 16, 0, "meta put");
 	if (!rc)
 		rc = st_meta_put_u64(t, META_VERSION, MDS_STORE_FORMAT_VERSION);
 	if (!rc)
@@ -557,7 +557,7 @@ static int write_format(struct mds_txn *t, void *arg)
 		be64_put(lun + 8, f->luns[i].data_start_bytes);
 		be64_put(lun + 16, f->luns[i].data_bytes);
 		snprintf(key, sizeof(key), META_LUN_FMT, i);
-		rc = st_put(t, st->meta, key, strlen(key), lun, sizeof(lun), 0, "meta put");
+		rc = st_write(t, st->meta, key, strlen(key), lun, sizeof(lun), 0, "meta put");
 	}
 	for (size_t i = 0; !rc && i < sizeof(counters) / sizeof(counters[0]); i++)
 		rc = st_meta_put_u64(t, counters[i].key, counters[i].value);
@@ -577,7 +577,7 @@ static int write_format(struct mds_txn *t, void *arg)
 	root.parent = 1;
 	if (getrandom(&root.cookieverf, sizeof(root.cookieverf), 0) != sizeof(root.cookieverf))
 		root.cookieverf = (uint64_t)t->now.sec << 20 ^ t->now.nsec;
-	rc = st_inode_put(t, &root, NULL, 0);
+	rc = st_inode_write(t, &root, NULL, 0);
 	if (!rc)
 		rc = st_dir_set_next_cookie(t, 1, MDS_COOKIE_FIRST);
 	return rc;
@@ -595,7 +595,7 @@ static int read_format(struct mds_store *st)
 	rc = mds_txn_begin(st, MDS_TXN_RDONLY, &t);
 	if (rc)
 		return rc;
-	rc = st_get(t, st->meta, META_VERSION, strlen(META_VERSION), &v, "meta get");
+	rc = st_read(t, st->meta, META_VERSION, strlen(META_VERSION), &v, "meta get");
 	if (rc == -ENOENT) {
 		rc = st_fail(st, -EPROTO, "store has no format version");
 		goto out;
@@ -608,7 +608,7 @@ static int read_format(struct mds_store *st)
 			     MDS_STORE_FORMAT_VERSION);
 		goto out;
 	}
-	rc = st_get(t, st->meta, META_UUID, strlen(META_UUID), &v, "meta get");
+	rc = st_read(t, st->meta, META_UUID, strlen(META_UUID), &v, "meta get");
 	if (rc || v.mv_size != 16) {
 		rc = st_fail(st, -EUCLEAN, "meta: pool uuid missing");
 		goto out;
@@ -633,7 +633,7 @@ static int read_format(struct mds_store *st)
 	f->nluns = (uint32_t)x;
 	for (uint32_t i = 0; i < f->nluns; i++) {
 		snprintf(key, sizeof(key), META_LUN_FMT, i);
-		rc = st_get(t, st->meta, key, strlen(key), &v, "meta get");
+		rc = st_read(t, st->meta, key, strlen(key), &v, "meta get");
 		if (rc || v.mv_size != 24) {
 			rc = st_fail(st, -EUCLEAN, "meta: LUN %u record missing", i);
 			goto out;
@@ -748,7 +748,7 @@ int mds_store_lun_designator(struct mds_txn *t, uint32_t lun, struct mds_lun_des
 
 	memset(out, 0, sizeof(*out));
 	snprintf(key, sizeof(key), META_LUN_DESIG_FMT, lun);
-	rc = st_get(t, t->st->meta, key, strlen(key), &v, "meta get");
+	rc = st_read(t, t->st->meta, key, strlen(key), &v, "meta get");
 	if (rc)
 		return rc;
 	b = v.mv_data;
@@ -778,7 +778,7 @@ int mds_store_set_lun_designator(struct mds_txn *t, uint32_t lun, const struct m
 	rc = st_op_begin(t, &saved);
 	if (rc)
 		return rc;
-	rc = st_put(t, t->st->meta, key, strlen(key), rec, 3u + d->len, 0, "meta put");
+	rc = st_write(t, t->st->meta, key, strlen(key), rec, 3u + d->len, 0, "meta put");
 	return st_op_end(t, saved, rc);
 }
 

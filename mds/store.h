@@ -213,7 +213,7 @@ struct mds_inode {
 	uint64_t cookieverf;     /* directories: READDIR cookie verifier */
 };
 
-int mds_inode_get(struct mds_txn *t, uint64_t fileid, struct mds_inode *out);
+int mds_inode_read(struct mds_txn *t, uint64_t fileid, struct mds_inode *out);
 
 enum {
 	MDS_SA_MODE = 1u << 0,
@@ -447,8 +447,8 @@ struct mds_client_rec {
 };
 
 /* Insert or replace the record of rec->clientid. -EINVAL for oversized owner/principal. */
-int mds_client_put(struct mds_txn *t, const struct mds_client_rec *rec);
-int mds_client_get(struct mds_txn *t, uint64_t clientid, struct mds_client_rec *out);
+int mds_client_write(struct mds_txn *t, const struct mds_client_rec *rec);
+int mds_client_read(struct mds_txn *t, uint64_t clientid, struct mds_client_rec *out);
 int mds_client_del(struct mds_txn *t, uint64_t clientid);
 /* cb gets each record in clientid order (borrowed); return values as mds_dir_iter's. */
 int mds_client_iter(struct mds_txn *t, int (*cb)(void *arg, const struct mds_client_rec *rec),

@@ -203,7 +203,7 @@ static int walk_free(struct checker *ck, const MDB_val *k, const MDB_val *v)
 		return 0;
 	be64_put(lk, len);
 	be64_put(lk + 8, off);
-	rc = st_get(ck->t, ck->t->st->free_len, lk, 16, &lv, "free_len get");
+	rc = st_read(ck->t, ck->t->st->free_len, lk, 16, &lv, "free_len get");
 	if (rc == -ENOENT)
 		problem(ck, "free %llu+%llu: missing from the length index", (unsigned long long)off,
 			(unsigned long long)len);
@@ -321,7 +321,7 @@ static int walk_dirent(struct checker *ck, const MDB_val *k, const MDB_val *v)
 			(unsigned long long)d->next_cookie);
 	be64_put(ck_key, dir);
 	be64_put(ck_key + 8, cookie);
-	rc = st_get(ck->t, ck->t->st->cookies, ck_key, 16, &cv, "cookie get");
+	rc = st_read(ck->t, ck->t->st->cookies, ck_key, 16, &cv, "cookie get");
 	if (rc == -ENOENT)
 		problem(ck, "directory %llu: cookie %llu missing from the cookie index",
 			(unsigned long long)dir, (unsigned long long)cookie);

@@ -8,7 +8,7 @@
 
 #define CLIENT_HDR 20
 
-int mds_client_put(struct mds_txn *t, const struct mds_client_rec *rec)
+int mds_client_write(struct mds_txn *t, const struct mds_client_rec *rec)
 {
 	uint8_t k[8], v[CLIENT_HDR + MDS_OWNER_MAX + MDS_PRINCIPAL_MAX];
 	MDB_txn *saved;
@@ -28,7 +28,7 @@ int mds_client_put(struct mds_txn *t, const struct mds_client_rec *rec)
 	le32_put(v + 16, rec->principal_len);
 	memcpy(v + CLIENT_HDR, rec->owner, rec->owner_len);
 	memcpy(v + CLIENT_HDR + rec->owner_len, rec->principal, rec->principal_len);
-	rc = st_put(t, t->st->clients, k, 8, v, CLIENT_HDR + rec->owner_len + rec->principal_len, 0,
+	rc = st_write(t, t->st->clients, k, 8, v, CLIENT_HDR + rec->owner_len + rec->principal_len, 0,
 		    "client put");
 	return st_op_end(t, saved, rc);
 }
@@ -57,14 +57,14 @@ bad:
 	return st_fail(t->st, -EUCLEAN, "client record malformed");
 }
 
-int mds_client_get(struct mds_txn *t, uint64_t clientid, struct mds_client_rec *out)
+int mds_client_read(struct mds_txn *t, uint64_t clientid, struct mds_client_rec *out)
 {
 	uint8_t k[8];
 	MDB_val key = { 8, k }, v;
 	int rc;
 
 	be64_put(k, clientid);
-	rc = st_get(t, t->st->clients, k, 8, &v, "client get");
+	rc = st_read(t, t->st->clients, k, 8, &v, "client get");
 	return rc ? rc : client_decode(t, &key, &v, out);
 }
 

@@ -135,7 +135,7 @@ static int ext_next(struct mds_txn *t, MDB_cursor *c, uint64_t fileid, struct md
 
 static int get_reg(struct mds_txn *t, uint64_t fileid, struct mds_inode *ino)
 {
-	int rc = st_inode_get(t, fileid, ino, NULL, NULL);
+	int rc = st_inode_read(t, fileid, ino, NULL, NULL);
 
 	if (rc)
 		return rc;
@@ -240,7 +240,7 @@ static int ext_rewrite(struct mds_txn *t, struct mds_inode *ino, const struct ev
 		be64_put(v, x->vol_off);
 		be64_put(v + 8, x->len);
 		v[16] = (uint8_t)x->state;
-		rc = st_put(t, t->st->extents, k, 16, v, 17, MDB_NOOVERWRITE, "extent put");
+		rc = st_write(t, t->st->extents, k, 16, v, 17, MDB_NOOVERWRITE, "extent put");
 		if (rc)
 			return rc == -EEXIST ? -EUCLEAN : rc;
 	}
@@ -253,7 +253,7 @@ static int ext_rewrite(struct mds_txn *t, struct mds_inode *ino, const struct ev
 	ino->space_used += (uint64_t)delta;
 	rc = st_meta_add(t, META_USED, delta);
 	if (!rc)
-		rc = st_inode_put(t, ino, NULL, 0);
+		rc = st_inode_write(t, ino, NULL, 0);
 	return rc;
 }
 

@@ -102,8 +102,8 @@ int st_op_begin(struct mds_txn *t, MDB_txn **saved);
 int st_op_end(struct mds_txn *t, MDB_txn *saved, int rc);
 
 /* Plain get/put/del on t->txn with error mapping (get: -ENOENT when absent). */
-int st_get(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, MDB_val *v, const char *what);
-int st_put(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen,
+int st_read(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, MDB_val *v, const char *what);
+int st_write(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, const void *v, size_t vlen,
 	   unsigned flags, const char *what);
 int st_del(struct mds_txn *t, MDB_dbi dbi, const void *k, size_t klen, const char *what);
 /* fn(arg, key, value) for every record of dbi in key order, until fn returns nonzero, which is
@@ -115,11 +115,11 @@ int st_meta_put_u64(struct mds_txn *t, const char *key, uint64_t v);
 /* Add a signed delta to a counter; -EUCLEAN if it would go below zero. */
 int st_meta_add(struct mds_txn *t, const char *key, int64_t delta);
 
-/* Inode records. st_inode_get also returns the symlink target when target != NULL (buffer of
+/* Inode records. st_inode_read also returns the symlink target when target != NULL (buffer of
  * MDS_SYMLINK_MAX bytes). */
-int st_inode_get(struct mds_txn *t, uint64_t fileid, struct mds_inode *ino, char *target,
+int st_inode_read(struct mds_txn *t, uint64_t fileid, struct mds_inode *ino, char *target,
 		 size_t *target_len);
-int st_inode_put(struct mds_txn *t, const struct mds_inode *ino, const char *target,
+int st_inode_write(struct mds_txn *t, const struct mds_inode *ino, const char *target,
 		 size_t target_len);
 /* The record's next-cookie field for directories lives beside the public attributes. */
 int st_dir_next_cookie(struct mds_txn *t, uint64_t dir, uint64_t *next);

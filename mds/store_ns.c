@@ -63,7 +63,7 @@ int st_decode_inode(const MDB_val *v, uint64_t fileid, struct mds_inode *ino,
 	return 0;
 }
 
-int st_inode_get(struct mds_txn *t, uint64_t fileid, struct mds_inode *ino, char *target,
+int st_inode_read(struct mds_txn *t, uint64_t fileid, struct mds_inode *ino, char *target,
 		 size_t *target_len)
 {
 	uint8_t k[8];
@@ -73,7 +73,7 @@ int st_inode_get(struct mds_txn *t, uint64_t fileid, struct mds_inode *ino, char
 	int rc;
 
 	be64_put(k, fileid);
-	rc = st_get(t, t->st->inodes, k, 8, &v, "inode get");
+	rc = st_read(t, t->st->inodes, k, 8, &v, "inode get");
 	if (rc == -ENOENT)
 		return st_fail(t->st, -ENOENT, "no inode %llu", (unsigned long long)fileid);
 	if (rc)
@@ -88,7 +88,7 @@ int st_inode_get(struct mds_txn *t, uint64_t fileid, struct mds_inode *ino, char
 	return 0;
 }
 
-int st_inode_put(struct mds_txn *t, const struct mds_inode *ino, const char *target,
+int st_inode_write(struct mds_txn *t, const struct mds_inode *ino, const char *target,
 		 size_t target_len)
 {
 	uint8_t k[8], *p;
@@ -138,11 +138,11 @@ static int inode_update(struct mds_txn *t, const struct mds_inode *ino)
 		target = malloc(MDS_SYMLINK_MAX);
 		if (!target)
 			return -ENOMEM;
-		rc = st_inode_get(t, ino->fileid, &old, target, &tl);
+		rc = st_inode_read(t, ino->fileid, &old, target, &tl);
 		if (rc)
 			goto out;
 	}
-	rc = st_inode_put(t, ino, target, tl);
+	rc = st_inode_write(t, ino, target, tl);
 out:
 	free(target);
 	return rc;
@@ -156,7 +156,7 @@ int st_dir_next_cookie(struct mds_txn *t, uint64_t dir, uint64_t *next)
 
 	be64_put(k, dir);
 	be64_put(k + 8, 0);
-	rc = st_get(t, t->st->cookies, k, 16, &v, "cookie counter get");
+	rc = st_read(t, t->st->cookies, k, 16, &v, "cookie counter get");
 	if (rc == -ENOENT)
 		return st_fail(t->st, -EUCLEAN, "directory %llu has no cookie counter",
 			       (unsigned long long)dir);
@@ -176,7 +176,7 @@ int st_dir_set_next_cookie(struct mds_txn *t, uint64_t dir, uint64_t next)
 	be64_put(k, dir);
 	be64_put(k + 8, 0);
 	be64_put(v, next);
-	return st_put(t, t->st->cookies, k, 16, v, 8, 0, "cookie counter put");
+	return st_write(t, t->st->cookies, k, 16, v, 8, 0, "cookie counter put");
 }
 
 int mds_name_check(const char *name, size_t len)
@@ -206,11 +206,11 @@ static int dirent_key(uint8_t *k, uint64_t dir, const char *name, size_t len)
 	return (int)(8 + len);
 }
 
-static int dirent_get(struct mds_txn *t, uint64_t dir, const char *name, size_t len, struct dent *d)
+static int dirent_read(struct mds_txn *t, uint64_t dir, const char *name, size_t len, struct dent *d)
 {
 	uint8_t k[8 + MDS_NAME_MAX];
 	MDB_val v;
-	int rc = st_get(t, t->st->dirents, k, (size_t)dirent_key(k, dir, name, len), &v, "dirent get");
+	int rc = st_read(t, t->st->dirents, k, (size_t)dirent_key(k, dir, name, len), &v, "dirent get");
 
 	if (rc)
 		return rc;
@@ -232,7 +232,7 @@ static int dirent_add(struct mds_txn *t, uint64_t dir, const char *name, size_t 
 	be64_put(v, d->cookie);
 	be64_put(v + 8, d->child);
 	v[16] = (uint8_t)d->type;
-	rc = st_put(t, t->st->dirents, k, (size_t)dirent_key(k, dir, name, len), v, 17,
+	rc = st_write(t, t->st->dirents, k, (size_t)dirent_key(k, dir, name, len), v, 17,
 		    MDB_NOOVERWRITE, "dirent put");
 	if (rc == -EEXIST)
 		return st_fail(t->st, -EEXIST, "directory %llu: name exists", (unsigned long long)dir);
@@ -243,7 +243,7 @@ static int dirent_add(struct mds_txn *t, uint64_t dir, const char *name, size_t 
 	be64_put(v, d->child);
 	v[8] = (uint8_t)d->type;
 	memcpy(v + 9, name, len);
-	rc = st_put(t, t->st->cookies, ck, 16, v, 9 + len, MDB_NOOVERWRITE, "cookie put");
+	rc = st_write(t, t->st->cookies, ck, 16, v, 9 + len, MDB_NOOVERWRITE, "cookie put");
 	if (rc == -EEXIST)
 		return st_fail(t->st, -EUCLEAN, "directory %llu: cookie %llu reused",
 			       (unsigned long long)dir, (unsigned long long)d->cookie);
@@ -312,7 +312,7 @@ static int check_removable(struct mds_txn *t, const struct mds_inode *ino)
 
 static int get_dir(struct mds_txn *t, uint64_t dir, struct mds_inode *d)
 {
-	int rc = st_inode_get(t, dir, d, NULL, NULL);
+	int rc = st_inode_read(t, dir, d, NULL, NULL);
 
 	if (rc)
 		return rc;
@@ -331,9 +331,9 @@ static void touch(struct mds_txn *t, struct mds_inode *ino, int mtime)
 
 /* ---- inodes: public ------------------------------------------------------------------------ */
 
-int mds_inode_get(struct mds_txn *t, uint64_t fileid, struct mds_inode *out)
+int mds_inode_read(struct mds_txn *t, uint64_t fileid, struct mds_inode *out)
 {
-	return st_inode_get(t, fileid, out, NULL, NULL);
+	return st_inode_read(t, fileid, out, NULL, NULL);
 }
 
 int mds_symlink_read(struct mds_txn *t, uint64_t fileid, char *buf, size_t bufsize, size_t *len)
@@ -346,7 +346,7 @@ int mds_symlink_read(struct mds_txn *t, uint64_t fileid, char *buf, size_t bufsi
 	int rc;
 
 	be64_put(k, fileid);
-	rc = st_get(t, t->st->inodes, k, 8, &v, "inode get");
+	rc = st_read(t, t->st->inodes, k, 8, &v, "inode get");
 	if (rc)
 		return rc;
 	rc = st_decode_inode(&v, fileid, &ino, &tp, &tl);
@@ -398,7 +398,7 @@ int mds_inode_setattr(struct mds_txn *t, uint64_t fileid, const struct mds_setat
 
 	if (rc)
 		return rc;
-	rc = st_inode_get(t, fileid, &ino, NULL, NULL);
+	rc = st_inode_read(t, fileid, &ino, NULL, NULL);
 	if (rc)
 		goto out;
 	if (sa->mask & MDS_SA_SIZE) {
@@ -412,7 +412,7 @@ int mds_inode_setattr(struct mds_txn *t, uint64_t fileid, const struct mds_setat
 			if (rc)
 				goto out;
 			/* the punch changed space_used */
-			rc = st_inode_get(t, fileid, &ino, NULL, NULL);
+			rc = st_inode_read(t, fileid, &ino, NULL, NULL);
 			if (rc)
 				goto out;
 		}
@@ -451,7 +451,7 @@ int mds_inode_note_write(struct mds_txn *t, uint64_t fileid, uint64_t end_bytes,
 
 	if (rc)
 		return rc;
-	rc = st_inode_get(t, fileid, &ino, NULL, NULL);
+	rc = st_inode_read(t, fileid, &ino, NULL, NULL);
 	if (rc)
 		goto out;
 	if (ino.type != MDS_FT_REG) {
@@ -463,7 +463,7 @@ int mds_inode_note_write(struct mds_txn *t, uint64_t fileid, uint64_t end_bytes,
 	touch(t, &ino, 1);
 	if (mtime)
 		ino.mtime = *mtime;
-	rc = st_inode_put(t, &ino, NULL, 0);
+	rc = st_inode_write(t, &ino, NULL, 0);
 	if (!rc && out)
 		*out = ino;
 out:
@@ -479,7 +479,7 @@ int mds_inode_destroy(struct mds_txn *t, uint64_t fileid, unsigned flags, struct
 
 	if (rc)
 		return rc;
-	rc = st_inode_get(t, fileid, &ino, NULL, NULL);
+	rc = st_inode_read(t, fileid, &ino, NULL, NULL);
 	if (!rc && ino.nlink)
 		rc = st_fail(t->st, -EBUSY, "inode %llu still has %u links",
 			     (unsigned long long)fileid, ino.nlink);
@@ -521,7 +521,7 @@ int mds_ns_lookup(struct mds_txn *t, uint64_t dir, const char *name, size_t len,
 	rc = get_dir(t, dir, &d);
 	if (rc)
 		return rc;
-	rc = dirent_get(t, dir, name, len, &e);
+	rc = dirent_read(t, dir, name, len, &e);
 	if (!rc)
 		*fileid = e.child;
 	return rc;
@@ -558,7 +558,7 @@ int mds_ns_create(struct mds_txn *t, uint64_t dir, const char *name, size_t len,
 		rc = get_dir(t, dir, &d);
 	if (rc)
 		goto out;
-	rc = dirent_get(t, dir, name, len, &e);
+	rc = dirent_read(t, dir, name, len, &e);
 	if (rc != -ENOENT) {
 		if (rc == 0)
 			rc = -EEXIST;
@@ -596,7 +596,7 @@ int mds_ns_create(struct mds_txn *t, uint64_t dir, const char *name, size_t len,
 		if (rc)
 			goto out;
 	}
-	rc = st_inode_put(t, &ino, a->type == MDS_FT_LNK ? a->target : NULL,
+	rc = st_inode_write(t, &ino, a->type == MDS_FT_LNK ? a->target : NULL,
 			  a->type == MDS_FT_LNK ? a->target_len : 0);
 	if (rc)
 		goto out;
@@ -612,7 +612,7 @@ int mds_ns_create(struct mds_txn *t, uint64_t dir, const char *name, size_t len,
 	if (a->type == MDS_FT_DIR)
 		d.nlink++;
 	touch(t, &d, 1);
-	rc = st_inode_put(t, &d, NULL, 0);
+	rc = st_inode_write(t, &d, NULL, 0);
 	if (!rc)
 		rc = st_meta_add(t, META_FILES, 1);
 	if (rc)
@@ -639,7 +639,7 @@ int mds_ns_link(struct mds_txn *t, uint64_t fileid, uint64_t dir, const char *na
 	if (!rc)
 		rc = get_dir(t, dir, &d);
 	if (!rc)
-		rc = st_inode_get(t, fileid, &ino, NULL, NULL);
+		rc = st_inode_read(t, fileid, &ino, NULL, NULL);
 	if (rc)
 		goto out;
 	if (ino.type == MDS_FT_DIR) {
@@ -654,7 +654,7 @@ int mds_ns_link(struct mds_txn *t, uint64_t fileid, uint64_t dir, const char *na
 		rc = -EMLINK;
 		goto out;
 	}
-	rc = dirent_get(t, dir, name, len, &e);
+	rc = dirent_read(t, dir, name, len, &e);
 	if (rc != -ENOENT) {
 		if (rc == 0)
 			rc = -EEXIST;
@@ -675,7 +675,7 @@ int mds_ns_link(struct mds_txn *t, uint64_t fileid, uint64_t dir, const char *na
 	if (cinfo)
 		cinfo->before = d.change;
 	touch(t, &d, 1);
-	rc = st_inode_put(t, &d, NULL, 0);
+	rc = st_inode_write(t, &d, NULL, 0);
 	if (!rc && cinfo)
 		cinfo->after = d.change;
 out:
@@ -703,7 +703,7 @@ static int drop_link(struct mds_txn *t, struct mds_inode *ino, unsigned flags,
 			return rc;
 		be64_put(k, ino->fileid);
 		*orphaned = 1;
-		return st_put(t, t->st->orphans, k, 8, "", 0, 0, "orphan put");
+		return st_write(t, t->st->orphans, k, 8, "", 0, 0, "orphan put");
 	}
 	*destroyed = 1;
 	return st_inode_remove(t, ino, flags, freed);
@@ -742,9 +742,9 @@ int mds_ns_unlink(struct mds_txn *t, uint64_t dir, const char *name, size_t len,
 	if (!rc)
 		rc = get_dir(t, dir, &d);
 	if (!rc)
-		rc = dirent_get(t, dir, name, len, &e);
+		rc = dirent_read(t, dir, name, len, &e);
 	if (!rc)
-		rc = st_inode_get(t, e.child, &child, NULL, NULL);
+		rc = st_inode_read(t, e.child, &child, NULL, NULL);
 	if (rc)
 		goto out;
 	rc = check_removable(t, &child);
@@ -757,7 +757,7 @@ int mds_ns_unlink(struct mds_txn *t, uint64_t dir, const char *name, size_t len,
 	if (rc)
 		goto out;
 	touch(t, &d, 1);
-	rc = st_inode_put(t, &d, NULL, 0);
+	rc = st_inode_write(t, &d, NULL, 0);
 	if (rc)
 		goto out;
 	r.dir.after = d.change;
@@ -781,7 +781,7 @@ static int in_subtree(struct mds_txn *t, uint64_t src, uint64_t dir)
 			return 1;
 		if (at == t->st->root)
 			return 0;
-		rc = st_inode_get(t, at, &p, NULL, NULL);
+		rc = st_inode_read(t, at, &p, NULL, NULL);
 		if (rc)
 			return rc;
 		at = p.parent;
@@ -819,12 +819,12 @@ int mds_ns_rename(struct mds_txn *t, uint64_t sdir, const char *sname, size_t sl
 		if (rc)
 			goto out;
 	}
-	rc = dirent_get(t, sdir, sname, slen, &se);
+	rc = dirent_read(t, sdir, sname, slen, &se);
 	if (!rc)
-		rc = st_inode_get(t, se.child, &src, NULL, NULL);
+		rc = st_inode_read(t, se.child, &src, NULL, NULL);
 	if (rc)
 		goto out;
-	rc = dirent_get(t, ddir, dname, dlen, &te);
+	rc = dirent_read(t, ddir, dname, dlen, &te);
 	if (rc && rc != -ENOENT)
 		goto out;
 	have_tgt = rc == 0;
@@ -853,7 +853,7 @@ int mds_ns_rename(struct mds_txn *t, uint64_t sdir, const char *sname, size_t sl
 		}
 	}
 	if (have_tgt) {
-		rc = st_inode_get(t, te.child, &tgt, NULL, NULL);
+		rc = st_inode_read(t, te.child, &tgt, NULL, NULL);
 		if (rc)
 			goto out;
 		if (src.type == MDS_FT_DIR && tgt.type != MDS_FT_DIR) {
@@ -898,9 +898,9 @@ int mds_ns_rename(struct mds_txn *t, uint64_t sdir, const char *sname, size_t sl
 	touch(t, &sd, 1);
 	if (dd != &sd)
 		touch(t, dd, 1);
-	rc = st_inode_put(t, &sd, NULL, 0);
+	rc = st_inode_write(t, &sd, NULL, 0);
 	if (!rc && dd != &sd)
-		rc = st_inode_put(t, dd, NULL, 0);
+		rc = st_inode_write(t, dd, NULL, 0);
 	if (rc)
 		goto out;
 	r.src_dir.after = sd.change;

@@ -17,7 +17,7 @@ static int cursor_open(struct mds_txn *t, MDB_dbi dbi, MDB_cursor **c)
 }
 
 /* A cursor step that maps "no such entry" to 1 and LMDB failures to -errno. */
-static int cursor_get(struct mds_txn *t, MDB_cursor *c, MDB_val *k, MDB_val *v, MDB_cursor_op op)
+static int cursor_step(struct mds_txn *t, MDB_cursor *c, MDB_val *k, MDB_val *v, MDB_cursor_op op)
 {
 	int rc = mdb_cursor_get(c, k, v, op);
 
@@ -33,7 +33,7 @@ static int free_insert(struct mds_txn *t, uint64_t off, uint64_t len)
 
 	be64_put(k, off);
 	be64_put(v, len);
-	rc = st_put(t, t->st->free_off, k, 8, v, 8, MDB_NOOVERWRITE, "free_off put");
+	rc = st_write(t, t->st->free_off, k, 8, v, 8, MDB_NOOVERWRITE, "free_off put");
 	if (rc == -EEXIST)
 		return st_fail(t->st, -EUCLEAN, "free space: extent at %llu already present",
 			       (unsigned long long)off);
@@ -41,7 +41,7 @@ static int free_insert(struct mds_txn *t, uint64_t off, uint64_t len)
 		return rc;
 	be64_put(k, len);
 	be64_put(k + 8, off);
-	rc = st_put(t, t->st->free_len, k, 16, "", 0, MDB_NOOVERWRITE, "free_len put");
+	rc = st_write(t, t->st->free_len, k, 16, "", 0, MDB_NOOVERWRITE, "free_len put");
 	if (rc == -EEXIST)
 		return st_fail(t->st, -EUCLEAN, "free space: length index already has %llu+%llu",
 			       (unsigned long long)off, (unsigned long long)len);
@@ -95,7 +95,7 @@ int st_space_free(struct mds_txn *t, uint64_t off, uint64_t len)
 	be64_put(kb, off);
 	k.mv_size = 8;
 	k.mv_data = kb;
-	rc = cursor_get(t, c, &k, &v, MDB_SET_RANGE);
+	rc = cursor_step(t, c, &k, &v, MDB_SET_RANGE);
 	if (rc < 0)
 		goto out;
 	if (rc == 0) {
@@ -108,9 +108,9 @@ int st_space_free(struct mds_txn *t, uint64_t off, uint64_t len)
 			goto out;
 		}
 		have_r = roff == off + len;
-		rc = cursor_get(t, c, &k, &v, MDB_PREV);
+		rc = cursor_step(t, c, &k, &v, MDB_PREV);
 	} else {
-		rc = cursor_get(t, c, &k, &v, MDB_LAST);
+		rc = cursor_step(t, c, &k, &v, MDB_LAST);
 	}
 	if (rc < 0)
 		goto out;
@@ -187,11 +187,11 @@ static int free_containing(struct mds_txn *t, uint64_t x, uint64_t *foff, uint64
 	be64_put(kb, x);
 	k.mv_size = 8;
 	k.mv_data = kb;
-	rc = cursor_get(t, c, &k, &v, MDB_SET_RANGE);
+	rc = cursor_step(t, c, &k, &v, MDB_SET_RANGE);
 	if (rc == 0 && be64_get(k.mv_data) != x)
-		rc = cursor_get(t, c, &k, &v, MDB_PREV);
+		rc = cursor_step(t, c, &k, &v, MDB_PREV);
 	else if (rc == 1)
-		rc = cursor_get(t, c, &k, &v, MDB_LAST);
+		rc = cursor_step(t, c, &k, &v, MDB_LAST);
 	if (rc == 0) {
 		*foff = be64_get(k.mv_data);
 		*flen = be64_get(v.mv_data);
@@ -227,7 +227,7 @@ static int find_fit(struct mds_txn *t, uint64_t len, uint64_t a, uint64_t phase,
 		be64_put(kb + 8, 0);
 		k.mv_size = 16;
 		k.mv_data = kb;
-		rc = cursor_get(t, c, &k, &v, MDB_SET_RANGE);
+		rc = cursor_step(t, c, &k, &v, MDB_SET_RANGE);
 		for (int n = 0; rc == 0 && n < FIT_SCAN; n++) {
 			uint64_t l = be64_get(k.mv_data), o = be64_get((uint8_t *)k.mv_data + 8);
 			uint64_t s = align_phase(o, a, phase);
@@ -237,7 +237,7 @@ static int find_fit(struct mds_txn *t, uint64_t len, uint64_t a, uint64_t phase,
 				*start = s;
 				goto out;
 			}
-			rc = cursor_get(t, c, &k, &v, MDB_NEXT);
+			rc = cursor_step(t, c, &k, &v, MDB_NEXT);
 		}
 		if (rc < 0)
 			goto out;
@@ -256,7 +256,7 @@ static int largest_free(struct mds_txn *t, uint64_t *foff, uint64_t *flen)
 
 	if (rc)
 		return rc;
-	rc = cursor_get(t, c, &k, &v, MDB_LAST);
+	rc = cursor_step(t, c, &k, &v, MDB_LAST);
 	if (rc == 0) {
 		*flen = be64_get(k.mv_data);
 		*foff = be64_get((uint8_t *)k.mv_data + 8);
@@ -332,14 +332,14 @@ int st_space_alloc(struct mds_txn *t, uint64_t len, uint64_t pref, uint64_t phas
 
 /* ---- pending ------------------------------------------------------------------------------ */
 
-static int pending_put(struct mds_txn *t, uint64_t off, uint64_t len, uint64_t fileid)
+static int pending_write(struct mds_txn *t, uint64_t off, uint64_t len, uint64_t fileid)
 {
 	uint8_t k[8], v[16];
 
 	be64_put(k, off);
 	be64_put(v, len);
 	be64_put(v + 8, fileid);
-	return st_put(t, t->st->pending, k, 8, v, 16, 0, "pending put");
+	return st_write(t, t->st->pending, k, 8, v, 16, 0, "pending put");
 }
 
 static int pending_del(struct mds_txn *t, uint64_t off)
@@ -377,19 +377,19 @@ static int pending_collect(struct mds_txn *t, uint64_t off, uint64_t len, struct
 	if (rc)
 		return rc;
 	if (len == 0) {
-		rc = cursor_get(t, c, &k, &v, MDB_FIRST);
+		rc = cursor_step(t, c, &k, &v, MDB_FIRST);
 	} else {
 		/* Start from the piece before off: it may reach into the range. */
 		be64_put(kb, off);
 		k.mv_size = 8;
 		k.mv_data = kb;
-		rc = cursor_get(t, c, &k, &v, MDB_SET_RANGE);
+		rc = cursor_step(t, c, &k, &v, MDB_SET_RANGE);
 		if (rc == 0 && be64_get(k.mv_data) > off) {
-			rc = cursor_get(t, c, &k, &v, MDB_PREV);
+			rc = cursor_step(t, c, &k, &v, MDB_PREV);
 			if (rc == 1)
-				rc = cursor_get(t, c, &k, &v, MDB_FIRST);
+				rc = cursor_step(t, c, &k, &v, MDB_FIRST);
 		} else if (rc == 1) {
-			rc = cursor_get(t, c, &k, &v, MDB_LAST);
+			rc = cursor_step(t, c, &k, &v, MDB_LAST);
 		}
 	}
 	while (rc == 0) {
@@ -408,7 +408,7 @@ static int pending_collect(struct mds_txn *t, uint64_t off, uint64_t len, struct
 			if (rc)
 				break;
 		}
-		rc = cursor_get(t, c, &k, &v, MDB_NEXT);
+		rc = cursor_step(t, c, &k, &v, MDB_NEXT);
 	}
 	mdb_cursor_close(c);
 	return rc < 0 ? rc : 0;
@@ -445,7 +445,7 @@ int st_pending_park(struct mds_txn *t, uint64_t off, uint64_t len, uint64_t file
 			nlen += q->len;
 		}
 	}
-	rc = pending_put(t, noff, nlen, fileid);
+	rc = pending_write(t, noff, nlen, fileid);
 	if (!rc)
 		rc = st_meta_add(t, META_PENDING, (int64_t)len);
 out:
@@ -459,9 +459,9 @@ static int release_part(struct mds_txn *t, const struct piece *q, uint64_t off, 
 	int rc = pending_del(t, q->off);
 
 	if (!rc && q->off < off)
-		rc = pending_put(t, q->off, off - q->off, q->fileid);
+		rc = pending_write(t, q->off, off - q->off, q->fileid);
 	if (!rc && off + len < q->off + q->len)
-		rc = pending_put(t, off + len, q->off + q->len - off - len, q->fileid);
+		rc = pending_write(t, off + len, q->off + q->len - off - len, q->fileid);
 	if (!rc)
 		rc = st_meta_add(t, META_PENDING, -(int64_t)len);
 	if (!rc)
@@ -545,7 +545,7 @@ int mds_pending_iter(struct mds_txn *t,
 
 	if (rc)
 		return rc;
-	for (rc = cursor_get(t, c, &k, &v, MDB_FIRST); rc == 0; rc = cursor_get(t, c, &k, &v, MDB_NEXT)) {
+	for (rc = cursor_step(t, c, &k, &v, MDB_FIRST); rc == 0; rc = cursor_step(t, c, &k, &v, MDB_NEXT)) {
 		int r;
 		if (v.mv_size != 16) {
 			rc = st_fail(t->st, -EUCLEAN, "pending record malformed");

@@ -228,7 +228,7 @@ int tool_pool_load(struct blkmap_ctx *ctx, const char *dir, uint64_t fileid, con
 			goto out;
 		snprintf(m->path, sizeof(m->path), "%s", path);
 	}
-	rc = mds_inode_get(t, fileid, &ino);
+	rc = mds_inode_read(t, fileid, &ino);
 	if (rc) {
 		proto_errf(err, errlen, rc, "fileid %" PRIu64 ": %s", fileid,
 			  rc == -ENOENT ? "no such file in the pool" : mds_store_strerror(rc));

@@ -274,7 +274,7 @@ static void test_other_ops(void)
 	CU_ASSERT_EQUAL(r.ctx->target_slots, 3);
 
 	/* A device deletion notice: the cached device is unusable from now on. */
-	d = pc_device_get(r.ctx, (const uint8_t *)"device-to-delete", LAYOUT4_BLOCK_VOLUME);
+	d = pc_device_obtain(r.ctx, (const uint8_t *)"device-to-delete", LAYOUT4_BLOCK_VOLUME);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
 	d->state = PC_DEV_READY;
 	memset(&del, 0, sizeof(del));

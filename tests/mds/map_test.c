@@ -16,24 +16,24 @@ static void test_map_put_get_del(void)
 	static uint64_t vals[5000];
 
 	mds_map_init(&m);
-	CU_ASSERT_PTR_NULL(mds_map_get(&m, "x", 1));
+	CU_ASSERT_PTR_NULL(mds_map_find(&m, "x", 1));
 	for (uint64_t i = 0; i < 5000; i++) {
 		vals[i] = i;
-		CU_ASSERT_EQUAL(mds_map_put(&m, &i, sizeof(i), &vals[i]), 0);
+		CU_ASSERT_EQUAL(mds_map_insert(&m, &i, sizeof(i), &vals[i]), 0);
 	}
 	CU_ASSERT_EQUAL(m.count, 5000);
 	{
 		uint64_t k = 77;
-		CU_ASSERT_EQUAL(mds_map_put(&m, &k, sizeof(k), &vals[0]), -EEXIST);
-		CU_ASSERT_PTR_EQUAL(mds_map_get(&m, &k, sizeof(k)), &vals[77]);
+		CU_ASSERT_EQUAL(mds_map_insert(&m, &k, sizeof(k), &vals[0]), -EEXIST);
+		CU_ASSERT_PTR_EQUAL(mds_map_find(&m, &k, sizeof(k)), &vals[77]);
 		/* Same bytes, other length: another key. */
-		CU_ASSERT_PTR_NULL(mds_map_get(&m, &k, 4));
+		CU_ASSERT_PTR_NULL(mds_map_find(&m, &k, 4));
 	}
 	for (uint64_t i = 0; i < 5000; i += 2)
 		CU_ASSERT_PTR_EQUAL(mds_map_del(&m, &i, sizeof(i)), &vals[i]);
 	CU_ASSERT_EQUAL(m.count, 2500);
 	for (uint64_t i = 0; i < 5000; i++)
-		CU_ASSERT_PTR_EQUAL(mds_map_get(&m, &i, sizeof(i)), i % 2 ? &vals[i] : NULL);
+		CU_ASSERT_PTR_EQUAL(mds_map_find(&m, &i, sizeof(i)), i % 2 ? &vals[i] : NULL);
 	mds_map_clear(&m);
 	CU_ASSERT_EQUAL(m.count, 0);
 }
@@ -48,7 +48,7 @@ static void test_map_delete_while_iterating(void)
 	mds_map_init(&m);
 	for (int i = 0; i < 1000; i++) {
 		vals[i] = i;
-		CU_ASSERT_EQUAL(mds_map_put(&m, &i, sizeof(i), &vals[i]), 0);
+		CU_ASSERT_EQUAL(mds_map_insert(&m, &i, sizeof(i), &vals[i]), 0);
 	}
 	/* Delete the current entry (by key, as client destruction does) on every other step. */
 	for (int *v = mds_map_first(&m, &it); v; v = mds_map_next(&m, &it)) {

@@ -40,7 +40,7 @@ static void test_create_open_meta(void)
 	CU_ASSERT_EQUAL(s.pending_bytes, 0);
 	CU_ASSERT_EQUAL(s.files, 1);
 	CU_ASSERT_EQUAL(s.free_extents, 1);
-	CU_ASSERT_EQUAL(mds_inode_get(t, m.root_fileid, &root), 0);
+	CU_ASSERT_EQUAL(mds_inode_read(t, m.root_fileid, &root), 0);
 	CU_ASSERT_EQUAL(root.type, MDS_FT_DIR);
 	CU_ASSERT_EQUAL(root.nlink, 2);
 	CU_ASSERT_EQUAL(root.parent, m.root_fileid);
@@ -111,7 +111,7 @@ static void test_abort_and_failed_calls(void)
 	CU_ASSERT_EQUAL_FATAL(mds_txn_begin(st, MDS_TXN_RDONLY, &t), 0);
 	CU_ASSERT_EQUAL(mds_ns_lookup(t, 1, "kept", 4, &id), 0);
 	CU_ASSERT_EQUAL(id, f.fileid);
-	CU_ASSERT_EQUAL(mds_inode_get(t, id, &f), 0);
+	CU_ASSERT_EQUAL(mds_inode_read(t, id, &f), 0);
 	CU_ASSERT_EQUAL(f.space_used, 12u << 20);
 	/* Read-only transactions refuse changes. */
 	CU_ASSERT_EQUAL(mds_ns_create(t, 1, "ro", 2, &a, NULL, NULL), -EROFS);
@@ -213,12 +213,12 @@ static void test_client_records(void)
 		r.principal_len = 4;
 		memcpy(r.principal, "root", 4);
 		r.flags = id % 2 ? MDS_CLIENT_RECLAIM_COMPLETE : 0;
-		CU_ASSERT_EQUAL(mds_client_put(t, &r), 0);
+		CU_ASSERT_EQUAL(mds_client_write(t, &r), 0);
 	}
 	r.owner_len = MDS_OWNER_MAX + 1;
-	CU_ASSERT_EQUAL(mds_client_put(t, &r), -EINVAL);
+	CU_ASSERT_EQUAL(mds_client_write(t, &r), -EINVAL);
 	r.owner_len = 0;
-	CU_ASSERT_EQUAL(mds_client_put(t, &r), -EINVAL);
+	CU_ASSERT_EQUAL(mds_client_write(t, &r), -EINVAL);
 	CU_ASSERT_EQUAL(mds_client_del(t, 105), 0);
 	CU_ASSERT_EQUAL(mds_client_del(t, 105), -ENOENT);
 	CU_ASSERT_EQUAL(mds_txn_commit(t), 0);
@@ -229,8 +229,8 @@ static void test_client_records(void)
 	CU_ASSERT_EQUAL_FATAL(mds_txn_begin(st, MDS_TXN_RDONLY, &t), 0);
 	CU_ASSERT_EQUAL(mds_client_iter(t, count_clients, &n), 0);
 	CU_ASSERT_EQUAL(n, 9);
-	CU_ASSERT_EQUAL(mds_client_get(t, 105, &back), -ENOENT);
-	CU_ASSERT_EQUAL(mds_client_get(t, 107, &back), 0);
+	CU_ASSERT_EQUAL(mds_client_read(t, 105, &back), -ENOENT);
+	CU_ASSERT_EQUAL(mds_client_read(t, 107, &back), 0);
 	CU_ASSERT_EQUAL(back.clientid, 107);
 	CU_ASSERT_EQUAL(back.owner_len, 117);
 	CU_ASSERT_EQUAL(back.owner[116], 107);

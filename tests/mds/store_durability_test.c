@@ -40,7 +40,7 @@ static void committer(const char *dir, int fd)
 		    mds_ns_create(t, ROOT, name, strlen(name), &a, &ino, NULL) ||
 		    mds_ext_alloc(t, ino.fileid, 0, blocks_of(i) * BS, NULL) ||
 		    mds_ext_set_state(t, ino.fileid, 0, (blocks_of(i) + 1) / 2 * BS, MDS_EXT_RW) ||
-		    mds_client_put(t, &r) || mds_txn_commit(t))
+		    mds_client_write(t, &r) || mds_txn_commit(t))
 			_exit(21);
 		if (write(fd, &i, sizeof(i)) != sizeof(i))
 			_exit(22);
@@ -57,12 +57,12 @@ static int present(struct mds_txn *t, uint32_t i, int *whole)
 	int has_client;
 
 	snprintf(name, sizeof(name), "d%06u", i);
-	has_client = mds_client_get(t, i, &r) == 0;
+	has_client = mds_client_read(t, i, &r) == 0;
 	if (mds_ns_lookup(t, ROOT, name, strlen(name), &id)) {
 		*whole = !has_client;
 		return 0;
 	}
-	*whole = has_client && mds_inode_get(t, id, &ino) == 0 &&
+	*whole = has_client && mds_inode_read(t, id, &ino) == 0 &&
 		 ino.space_used == blocks_of(i) * BS;
 	return 1;
 }

@@ -51,7 +51,7 @@ static struct mds_inode iget(uint64_t id)
 	struct mds_inode ino;
 
 	memset(&ino, 0, sizeof(ino));
-	CU_ASSERT_EQUAL(mds_inode_get(t, id, &ino), 0);
+	CU_ASSERT_EQUAL(mds_inode_read(t, id, &ino), 0);
 	return ino;
 }
 
@@ -361,7 +361,7 @@ static void test_rename_rules(void)
 	CU_ASSERT(rr.replaced_destroyed);
 	CU_ASSERT_EQUAL(look(a, "e2"), e1);
 	CU_ASSERT_EQUAL(look(a, "e1"), 0);
-	CU_ASSERT_EQUAL(mds_inode_get(t, e2, &ia), -ENOENT);
+	CU_ASSERT_EQUAL(mds_inode_read(t, e2, &ia), -ENOENT);
 	CU_ASSERT_EQUAL(iget(a).nlink, 4);
 	CU_ASSERT_EQUAL(rr.src_dir.before, rr.dst_dir.before);
 	CU_ASSERT(rr.src_dir.after > rr.src_dir.before);
@@ -438,7 +438,7 @@ static void test_links_unlink_orphans(void)
 	CU_ASSERT_EQUAL(mds_ns_unlink(t, d, "sub", 3, 0, NULL, &ur), 0);
 	CU_ASSERT(ur.destroyed);
 	CU_ASSERT_EQUAL(iget(d).nlink, 2);
-	CU_ASSERT_EQUAL(mds_inode_get(t, sub, &(struct mds_inode){ 0 }), -ENOENT);
+	CU_ASSERT_EQUAL(mds_inode_read(t, sub, &(struct mds_inode){ 0 }), -ENOENT);
 
 	/* A file with blocks loses its first link and stays; its last link goes with KEEP_ORPHAN and
 	 * it stays (an open file), blocks and all, until destroyed. */
