@@ -160,6 +160,19 @@ int test_free_port(void)
 	return port;
 }
 
+int test_json_u64(const char *json, const char *key, uint64_t *v)
+{
+	char k[128];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\":", key);
+	p = json ? strstr(json, k) : NULL;
+	if (!p)
+		return -1;
+	*v = strtoull(p + strlen(k), NULL, 10);
+	return 0;
+}
+
 void test_fill_random(void *buf, size_t len, uint64_t seed)
 {
 	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;

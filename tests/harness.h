@@ -70,6 +70,15 @@ int test_free_port(void);
 /* Fill a buffer with a reproducible pseudo-random pattern from a seed. */
 void test_fill_random(void *buf, size_t len, uint64_t seed);
 
+/* The number under "key" in JSON text (the pnfs tools' --json output): 0 and *v, or -1 when the key
+ * is absent (or json is NULL). test_json_num: the number, or UINT64_MAX when absent. */
+int test_json_u64(const char *json, const char *key, uint64_t *v);
+static inline uint64_t test_json_num(const char *json, const char *key)
+{
+	uint64_t v;
+	return test_json_u64(json, key, &v) == 0 ? v : UINT64_MAX;
+}
+
 /* Run a shell command line; returns its exit status (or -1) and, when out is not NULL,
  * its standard output (caller frees). stderr passes through. */
 int test_run(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

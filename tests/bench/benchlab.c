@@ -515,3 +515,19 @@ int benchlab_make_source(const char *path, uint64_t bytes)
 	}
 	return close(fd);
 }
+
+int benchlab_which_labs(int argc, char **argv, const char *prog, int *plain, int *shaped)
+{
+	*plain = *shaped = 1;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--plain")) {
+			*shaped = 0;
+		} else if (!strcmp(argv[i], "--shaped")) {
+			*plain = 0;
+		} else {
+			fprintf(stderr, "usage: %s [--plain | --shaped]\n", prog);
+			return 2;
+		}
+	}
+	return 0;
+}

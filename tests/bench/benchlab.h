@@ -35,6 +35,9 @@ int benchlab_verbose(void);
 
 /* Stop every lab still up at exit and on SIGINT/SIGTERM. Call once, first. */
 void benchlab_install_cleanup(const char *prog);
+/* Which labs to run from the command line ([--plain | --shaped]; both by default): 0, or 2 after
+ * printing prog's usage. */
+int benchlab_which_labs(int argc, char **argv, const char *prog, int *plain, int *shaped);
 /* `san-lab up SHAPE --ram` in a fresh directory on a free port; the LUN URLs in l->urls. */
 int benchlab_start(struct benchlab *l, const char *shape);
 /* `pnfs-admin format` a pool over every LUN of the lab and start pnfs-mds on it (EXTRA_ARG, if not

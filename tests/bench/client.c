@@ -705,18 +705,10 @@ static int shaped(void)
 
 int main(int argc, char **argv)
 {
-	int do_plain = 1, do_shaped = 1, fail = 0;
+	int do_plain, do_shaped, fail = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--plain"))
-			do_shaped = 0;
-		else if (!strcmp(argv[i], "--shaped"))
-			do_plain = 0;
-		else {
-			fprintf(stderr, "usage: bench-client [--plain | --shaped]\n");
-			return 2;
-		}
-	}
+	if (benchlab_which_labs(argc, argv, "bench-client", &do_plain, &do_shaped))
+		return 2;
 	benchlab_install_cleanup("bench-client");
 	if (do_plain)
 		fail |= plain();

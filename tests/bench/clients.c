@@ -274,20 +274,12 @@ out:
 int main(int argc, char **argv)
 {
 	const char *e = getenv("BENCH_CLIENT_MIB");
-	int do_plain = 1, do_shaped = 1, fail = 0;
+	int do_plain, do_shaped, fail = 0;
 	uint64_t lun_mib;
 	char shape[96];
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--plain"))
-			do_shaped = 0;
-		else if (!strcmp(argv[i], "--shaped"))
-			do_plain = 0;
-		else {
-			fprintf(stderr, "usage: bench-clients [--plain | --shaped]\n");
-			return 2;
-		}
-	}
+	if (benchlab_which_labs(argc, argv, "bench-clients", &do_plain, &do_shaped))
+		return 2;
 	benchlab_install_cleanup("bench-clients");
 	per_client = (e && atoi(e) > 0 ? (uint64_t)atoi(e) : 64) * MIB;
 	per_client = benchlab_scale(per_client) / CHUNK * CHUNK;

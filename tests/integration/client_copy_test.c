@@ -743,17 +743,6 @@ static void test_tree_copies(void)
 
 /* ---- local destinations with and without O_DIRECT ------------------------------------------------ */
 
-/* A counter of "pnfs --json --stats" output (UINT64_MAX when absent). */
-static uint64_t stat_u64(const char *out, const char *key)
-{
-	char k[64];
-	const char *p;
-
-	snprintf(k, sizeof(k), "\"%s\":", key);
-	p = out ? strstr(out, k) : NULL;
-	return p ? strtoull(p + strlen(k), NULL, 10) : UINT64_MAX;
-}
-
 /* A directory for test files on a file system that does direct I/O (statx STATX_DIOALIGN), made in
  * path (removed by the caller); 0, or -1 when none is found. */
 static int direct_dir(char *path, size_t len)
@@ -792,8 +781,8 @@ static void get_and_compare(const char *u, const char *src, const char *dst, int
 			  inplace ? "--inplace" : "", cl.devs, u, dst);
 
 	CU_ASSERT_EQUAL(rc, 0);
-	*direct = stat_u64(out, "local_direct_written");
-	*cached = stat_u64(out, "local_cached_written");
+	*direct = test_json_num(out, "local_direct_written");
+	*cached = test_json_num(out, "local_cached_written");
 	md5_local(src, m1);
 	md5_local(dst, m2);
 	CU_ASSERT_STRING_EQUAL(m1, m2);
@@ -906,7 +895,7 @@ static uint64_t put_and_compare(const char *src, const char *u)
 {
 	char *out = NULL, m1[33], m2[33];
 	int rc = test_run(&out, "'%s' -q --json --stats %s put '%s' %s 2>&1 >/dev/null", test_bin("pnfs"), cl.devs, src, u);
-	uint64_t direct = stat_u64(out, "local_direct_read");
+	uint64_t direct = test_json_num(out, "local_direct_read");
 
 	CU_ASSERT_EQUAL(rc, 0);
 	md5_local(src, m1);

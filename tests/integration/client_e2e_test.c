@@ -177,16 +177,6 @@ static const char *cp_opts(const char *initiator)
 	return o;
 }
 
-static uint64_t json_u64(const char *s, const char *key)
-{
-	char k[64];
-	const char *p;
-
-	snprintf(k, sizeof(k), "\"%s\":", key);
-	p = s ? strstr(s, k) : NULL;
-	return p ? strtoull(p + strlen(k), NULL, 10) : UINT64_MAX;
-}
-
 /* pnfs cp OPTS SRC DST with its counters (--stats --json) in stats (caller frees). Exit status. */
 static int pnfs_cp_with(const char *opts, const char *src, const char *dst, char **stats)
 {
@@ -247,19 +237,19 @@ static void test_sizes(void)
 		}
 		/* Every byte went straight to the LUNs (whole blocks: at least the data). */
 		if (len > 0) {
-			CU_ASSERT(json_u64(stats, "direct_bytes_written") >= len);
-			CU_ASSERT(json_u64(stats, "layoutgets") >= 1);
-			CU_ASSERT(json_u64(stats, "layoutcommits") >= 1);
+			CU_ASSERT(test_json_num(stats, "direct_bytes_written") >= len);
+			CU_ASSERT(test_json_num(stats, "layoutgets") >= 1);
+			CU_ASSERT(test_json_num(stats, "layoutcommits") >= 1);
 		}
-		CU_ASSERT_EQUAL(json_u64(stats, "mds_data_written"), 0);
+		CU_ASSERT_EQUAL(test_json_num(stats, "mds_data_written"), 0);
 		free(stats);
 		CU_ASSERT_EQUAL(pnfs_stat(ctx, name, &st), 0);
 		CU_ASSERT_EQUAL(st.size, len);
 		unlink(back);
 		CU_ASSERT_EQUAL(pnfs_cp(url(name), back, &stats), 0);
 		if (len > 0)
-			CU_ASSERT(json_u64(stats, "direct_bytes_read") >= len);
-		CU_ASSERT_EQUAL(json_u64(stats, "mds_data_read"), 0);
+			CU_ASSERT(test_json_num(stats, "direct_bytes_read") >= len);
+		CU_ASSERT_EQUAL(test_json_num(stats, "mds_data_read"), 0);
 		free(stats);
 		if (!file_equals(back, buf, len)) {
 			fprintf(stderr, "a %zu-byte file read back differs\n", len);
@@ -586,7 +576,7 @@ static void test_recall_mid_copy(void)
 	if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
 		fprintf(stderr, "\n  recall mid-copy: pnfs cp exit %d: %s\n", WEXITSTATUS(status), errtxt);
 	CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	CU_ASSERT(json_u64(errtxt, "recalls") >= 1);
+	CU_ASSERT(test_json_num(errtxt, "recalls") >= 1);
 	/* The name is gone, the other files are intact. */
 	{
 		struct pnfs_stat st;
@@ -1030,7 +1020,7 @@ static void test_layout_held_elsewhere(void)
 		fprintf(stderr, "\n  pnfs cp said: %s\n", stats ? stats : "(nothing)");
 	CU_ASSERT_PTR_NOT_NULL(stats ? strstr(stats, "/held: no layout after 25 tries") : NULL);
 	CU_ASSERT_PTR_NOT_NULL(stats ? strstr(stats, "this I/O goes through the MDS") : NULL);
-	CU_ASSERT(json_u64(stats, "mds_data_written") >= len);
+	CU_ASSERT(test_json_num(stats, "mds_data_written") >= len);
 	free(stats);
 
 	/* The holder comes back and closes (returning its layout); the file has the copy's bytes. */

@@ -267,6 +267,20 @@ static void test_attr_timeout(void)
 				  test_bin("pnfs"), ml.devs, ml.url, mnt3, mnt1, mnt2, mnt3, ml.dir));
 }
 
+/* Mount the lab a third time at mnt3, its stats file (-o stats) in the suite's folder as name. */
+static void mount3_with_stats(char *stats, size_t len, const char *name)
+{
+	char *out = NULL;
+	int rc;
+
+	snprintf(stats, len, "%s/%s", ml.dir, name);
+	rc = test_run(&out, "'%s' %s mount %s/ '%s' -o stats=%s 2>&1", test_bin("pnfs"), ml.devs, ml.url, mnt3, stats);
+	if (rc != 0)
+		fprintf(stderr, "\n  pnfs mount said: %s\n", out ? out : "");
+	free(out);
+	CU_ASSERT_EQUAL_FATAL(rc, 0);
+}
+
 /* Many requests in flight: two dd readers of two files at once have reads of both files
  * outstanding together in libpnfs (the mount's stats file counts calls in flight); dd bs=1M
  * writes reach libpnfs as 1 MiB writes. */
@@ -278,11 +292,7 @@ static void test_concurrency_and_large_writes(void)
 	int rc;
 
 	NEED();
-	snprintf(stats, sizeof(stats), "%s/stats", ml.dir);
-	rc = test_run(&out, "'%s' %s mount %s/ '%s' -o stats=%s 2>&1", test_bin("pnfs"), ml.devs, ml.url, mnt3, stats);
-	CU_ASSERT_EQUAL_FATAL(rc, 0);
-	free(out);
-	out = NULL;
+	mount3_with_stats(stats, sizeof(stats), "stats");
 	rc = test_run(&out, "dd if=/dev/urandom of='%s/par1' bs=1M count=40 2>&1 && "
 		      "dd if=/dev/urandom of='%s/par2' bs=1M count=40 2>&1", mnt3, mnt3);
 	CU_ASSERT_EQUAL(rc, 0);
@@ -316,15 +326,10 @@ static void test_concurrency_and_large_writes(void)
 static void test_prefetch(void)
 {
 	char stats[600];
-	char *out = NULL;
 	long long chunks;
-	int rc;
 
 	NEED();
-	snprintf(stats, sizeof(stats), "%s/stats-pf", ml.dir);
-	rc = test_run(&out, "'%s' %s mount %s/ '%s' -o stats=%s 2>&1", test_bin("pnfs"), ml.devs, ml.url, mnt3, stats);
-	CU_ASSERT_EQUAL_FATAL(rc, 0);
-	free(out);
+	mount3_with_stats(stats, sizeof(stats), "stats-pf");
 	CU_ASSERT(mount_script_ok("M='%s'; N='%s'; D='%s'; bad=0\n"
 				  "head -c 40M /dev/urandom > $D/pf.src; cp $D/pf.src $N/pf\n"
 				  "cmp -s $D/pf.src $M/pf || { echo differs-read-in-order; bad=1; }\n"

@@ -43,19 +43,6 @@ static int run(const char *fmt, ...)
 
 #define RUN_OK(...) CU_ASSERT_EQUAL(run(__VA_ARGS__), 0)
 
-static int json_u64(const char *out, const char *key, uint64_t *v)
-{
-	char k[64];
-	const char *p;
-
-	snprintf(k, sizeof(k), "\"%s\":", key);
-	p = out ? strstr(out, k) : NULL;
-	if (!p)
-		return -1;
-	*v = strtoull(p + strlen(k), NULL, 10);
-	return 0;
-}
-
 /* The pool's used bytes (pnfs-admin status, read-only beside the server); UINT64_MAX when unknown. */
 static uint64_t pool_used(void)
 {
@@ -63,7 +50,7 @@ static uint64_t pool_used(void)
 	uint64_t v = UINT64_MAX;
 
 	if (test_run(&out, "'%s' status --json --pool '%s' 2>&1", test_bin("pnfs-admin"), cl.mds->pool) != 0 ||
-	    json_u64(out, "used_bytes", &v) < 0) {
+	    test_json_u64(out, "used_bytes", &v) < 0) {
 		fprintf(stderr, "\n  pnfs-admin status: %s\n", out ? out : "");
 		v = UINT64_MAX;
 	}
@@ -80,7 +67,7 @@ static uint64_t run_stat(const char *key, const char *fmt, ...)
 
 	TEST_VFORMAT(args, fmt);
 	if (test_run(&out, "'%s' -q --json --stats %s 2>&1 >/dev/null", test_bin("pnfs"), args) != 0 ||
-	    json_u64(out, key, &v) < 0) {
+	    test_json_u64(out, key, &v) < 0) {
 		fprintf(stderr, "\n  pnfs %s: %s\n", args, out ? out : "");
 		v = UINT64_MAX;
 	}
@@ -94,7 +81,7 @@ static uint64_t remote_size(const char *u)
 	char *out = NULL;
 	uint64_t v = UINT64_MAX;
 
-	if (test_run(&out, "'%s' -q --json stat '%s'", test_bin("pnfs"), u) != 0 || json_u64(out, "size", &v) < 0)
+	if (test_run(&out, "'%s' -q --json stat '%s'", test_bin("pnfs"), u) != 0 || test_json_u64(out, "size", &v) < 0)
 		v = UINT64_MAX;
 	free(out);
 	return v;

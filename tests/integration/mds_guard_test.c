@@ -287,26 +287,13 @@ struct space {
 	uint64_t free_bytes, used_bytes, pending_bytes;
 };
 
-static int json_u64(const char *out, const char *key, uint64_t *v)
-{
-	char k[64];
-	const char *p;
-
-	snprintf(k, sizeof(k), "\"%s\":", key);
-	p = strstr(out, k);
-	if (!p)
-		return -1;
-	*v = strtoull(p + strlen(k), NULL, 10);
-	return 0;
-}
-
 static int pool_space(const char *pool, struct space *s)
 {
 	char *out = NULL;
 	int rc = admin(&out, pool, "status --json");
 
-	if (rc == 0 && (json_u64(out, "free_bytes", &s->free_bytes) || json_u64(out, "used_bytes", &s->used_bytes) ||
-			json_u64(out, "pending_bytes", &s->pending_bytes)))
+	if (rc == 0 && (test_json_u64(out, "free_bytes", &s->free_bytes) || test_json_u64(out, "used_bytes", &s->used_bytes) ||
+			test_json_u64(out, "pending_bytes", &s->pending_bytes)))
 		rc = -1;
 	free(out);
 	return rc;
@@ -499,7 +486,7 @@ static void test_killed_server_space_back(void)
 	CU_ASSERT_PTR_NOT_NULL(strstr(out, "check --repair"));
 	free(out);
 	CU_ASSERT_EQUAL(admin(&out, s.m->pool, "check --json"), 1);
-	CU_ASSERT_EQUAL(json_u64(out, "uncommitted_bytes", &ub), 0);
+	CU_ASSERT_EQUAL(test_json_u64(out, "uncommitted_bytes", &ub), 0);
 	CU_ASSERT_EQUAL(ub, before.free_bytes - during.free_bytes);
 	free(out);
 	/* 2. restarted: once its grace period is over the space is back */
