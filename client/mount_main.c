@@ -2149,6 +2149,38 @@ static void mount_usage(FILE *f)
 		"mount.fuse.pnfs (a link to pnfs; 'mount.fuse.pnfs --help').\n");
 }
 
+/* A counted mount option (write_behind=MIB, prefetch=MIB, read_ahead=KIB): 0 once set, or -1 after
+ * saying what is wrong with it. */
+static int opt_count(const char *t)
+{
+	static const struct {
+		const char *name, *unit;
+		unsigned long long max;
+	} opts[] = { { "write_behind", "MiB", 4096 }, { "prefetch", "MiB", 1024 }, { "read_ahead", "KiB", 1ull << 20 } };
+	const char *eq = strchr(t, '=');
+	unsigned long long v;
+	char *end;
+
+	for (size_t i = 0; eq && i < sizeof(opts) / sizeof(opts[0]); i++) {
+		if (strlen(opts[i].name) != (size_t)(eq - t) || strncmp(t, opts[i].name, (size_t)(eq - t)))
+			continue;
+		v = strtoull(eq + 1, &end, 10);
+		if (*end || eq[1] == '-' || eq[1] == 0 || v > opts[i].max) {
+			fprintf(stderr, "pnfs mount: bad %s '%s' (%s, 0 to %llu)\n", opts[i].name, eq + 1, opts[i].unit,
+				opts[i].max);
+			return -1;
+		}
+		if (i == 0)
+			M.wb_limit_bytes = v << 20;
+		else if (i == 1)
+			M.ra_file_bytes = v << 20;
+		else
+			M.read_ahead_kib = (unsigned)v;
+		return 0;
+	}
+	return -1;
+}
+
 int pnfs_cli_mount(int argc, char **argv, const struct pnfs_opts *opts)
 {
 	const char *url = NULL, *mp = NULL;
@@ -2175,37 +2207,12 @@ int pnfs_cli_mount(int argc, char **argv, const struct pnfs_opts *opts)
 					snprintf(M.stats_path, sizeof(M.stats_path), "%s", t + 6);
 					continue;
 				}
-				if (!strncmp(t, "write_behind=", 13)) {
-					char *end;
-					unsigned long long mib = strtoull(t + 13, &end, 10);
-					if (*end || t[13] == '-' || t[13] == 0 || mib > 4096) {
-						fprintf(stderr, "pnfs mount: bad write_behind '%s' (MiB, 0 to 4096)\n", t + 13);
+				if (!strncmp(t, "write_behind=", 13) || !strncmp(t, "prefetch=", 9) ||
+				    !strncmp(t, "read_ahead=", 11)) {
+					if (opt_count(t) < 0) {
 						free(list);
 						return 2;
 					}
-					M.wb_limit_bytes = mib << 20;
-					continue;
-				}
-				if (!strncmp(t, "prefetch=", 9)) {
-					char *end;
-					unsigned long long mib = strtoull(t + 9, &end, 10);
-					if (*end || t[9] == '-' || t[9] == 0 || mib > 1024) {
-						fprintf(stderr, "pnfs mount: bad prefetch '%s' (MiB, 0 to 1024)\n", t + 9);
-						free(list);
-						return 2;
-					}
-					M.ra_file_bytes = mib << 20;
-					continue;
-				}
-				if (!strncmp(t, "read_ahead=", 11)) {
-					char *end;
-					unsigned long kib = strtoul(t + 11, &end, 10);
-					if (*end || t[11] == '-' || t[11] == 0 || kib > (1ul << 20)) {
-						fprintf(stderr, "pnfs mount: bad read_ahead '%s' (KiB, 0 to 1048576)\n", t + 11);
-						free(list);
-						return 2;
-					}
-					M.read_ahead_kib = (unsigned)kib;
 					continue;
 				}
 				if (!strncmp(t, "attr_timeout=", 13)) {

@@ -531,31 +531,38 @@ static void test_mount_helper(void)
 				  "fusermount3 -u $H || { echo umount; bad=1; }\n"
 				  "echo bad=$bad\n",
 				  dir, ml.dir, test_bin("pnfs"), ml.url, ml.devs, ml.devs));
-	rc = test_run(&out, "'%s' %s/ 2>&1", helper, ml.url);
-	CU_ASSERT_EQUAL(rc, 2);
-	CU_ASSERT(out && strstr(out, "mount.fuse.pnfs: no mount point given"));
-	free(out);
-	out = NULL;
-	rc = test_run(&out, "'%s' /dev/sdz '%s' 2>&1", helper, dir);
-	CU_ASSERT_EQUAL(rc, 2);
-	CU_ASSERT(out && strstr(out, "source '/dev/sdz' is not a pnfs://"));
-	free(out);
-	out = NULL;
-	rc = test_run(&out, "'%s' %s/ '%s' -t ext4 2>&1", helper, ml.url, dir);
-	CU_ASSERT_EQUAL(rc, 2);
-	CU_ASSERT(out && strstr(out, "type 'ext4'"));
-	free(out);
-	out = NULL;
-	rc = test_run(&out, "'%s' %s/ '%s' -o io_timeout=soon 2>&1", helper, ml.url, dir);
-	CU_ASSERT_EQUAL(rc, 2);
-	CU_ASSERT(out && strstr(out, "io_timeout takes seconds") && strstr(out, "'soon'"));
-	free(out);
-	out = NULL;
-	rc = test_run(&out, "'%s' %s/ '%s' -N 4242 2>&1", helper, ml.url, dir);
-	CU_ASSERT_EQUAL(rc, 2);
-	CU_ASSERT(out && strstr(out, "namespace"));
-	free(out);
-	out = NULL;
+	/* bad arguments: exit status 2 and the words that name the problem ("%U": the lab's URL) */
+	{
+		static const struct {
+			const char *args, *says, *also;
+		} bad[] = {
+			{ "%U/", "mount.fuse.pnfs: no mount point given", NULL },
+			{ "/dev/sdz %D", "source '/dev/sdz' is not a pnfs://", NULL },
+			{ "%U/ %D -t ext4", "type 'ext4'", NULL },
+			{ "%U/ %D -o io_timeout=soon", "io_timeout takes seconds", "'soon'" },
+			{ "%U/ %D -N 4242", "namespace", NULL },
+		};
+		for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			char args[1000] = "";
+			for (const char *a = bad[k].args; *a; a++) {
+				size_t n = strlen(args);
+				if (a[0] == '%' && (a[1] == 'U' || a[1] == 'D')) {
+					snprintf(args + n, sizeof(args) - n, "%s", a[1] == 'U' ? ml.url : dir);
+					a++;
+				} else if (n + 1 < sizeof(args)) {
+					args[n] = *a;
+					args[n + 1] = 0;
+				}
+			}
+			rc = test_run(&out, "'%s' %s 2>&1", helper, args);
+			if (rc != 2 || !out || !strstr(out, bad[k].says) || (bad[k].also && !strstr(out, bad[k].also)))
+				fprintf(stderr, "\n  mount.fuse.pnfs %s: exit %d, said: %s\n", args, rc, out ? out : "");
+			CU_ASSERT_EQUAL(rc, 2);
+			CU_ASSERT(out && strstr(out, bad[k].says) && (!bad[k].also || strstr(out, bad[k].also)));
+			free(out);
+			out = NULL;
+		}
+	}
 	/* -f (mount -f, "fake"): the arguments are checked, nothing is mounted */
 	rc = test_run(&out, "'%s' %s/ '%s' -f -o %s 2>&1; echo rc=$?; echo mounted=$(grep -c \" %s fuse.pnfs \" /proc/mounts)",
 		      helper, ml.url, dir, opts, dir);
