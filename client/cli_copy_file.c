@@ -111,22 +111,33 @@ static int open_remote_source(struct file_copy *fc)
 	return 0;
 }
 
+/* The alignment fd's file system needs for O_DIRECT (offsets, lengths and buffers alike), or 0 when
+ * it does no direct I/O or needs more than a chunk gives (the chunks start on huge-page boundaries
+ * and are whole MiB: any power of two up to that fits). */
+static size_t dio_align(int fd)
+{
+	struct statx sx;
+	size_t align;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) < 0 || !(sx.stx_mask & STATX_DIOALIGN) ||
+	    !sx.stx_dio_offset_align || !sx.stx_dio_mem_align)
+		return 0;
+	align = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align : sx.stx_dio_mem_align;
+	return align & (align - 1) || align > CHUNK_BYTES ? 0 : align;
+}
+
 /* A local regular source on a file system that does direct I/O (statx STATX_DIOALIGN) is opened a
  * second time with O_DIRECT: the I/O thread reads a chunk of which the page cache holds nothing
  * (cachestat) from the disk straight into the chunk, and others through the page cache, without
  * filling the page cache with a file the copy reads once. */
 static void plan_source_direct(struct copy *cp, const char *path, const struct stat *st)
 {
-	struct statx sx;
 	struct stat ds;
 	size_t align;
 	int fd;
 
-	if (statx(cp->src.fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) < 0 || !(sx.stx_mask & STATX_DIOALIGN) ||
-	    !sx.stx_dio_offset_align || !sx.stx_dio_mem_align)
-		return;
-	align = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align : sx.stx_dio_mem_align;
-	if (align & (align - 1) || align > CHUNK_BYTES)
+	align = dio_align(cp->src.fd);
+	if (!align)
 		return;
 	fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	if (fd < 0)
@@ -242,17 +253,12 @@ static void follow_local_link(struct file_copy *fc)
  * buffered copy anyway) and are written through the page cache. */
 static void plan_direct(struct copy *cp)
 {
-	struct statx sx;
 	size_t align;
 	int fl;
 
 	cp->dst.dio_align = 0;
-	if (statx(cp->dst.fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) < 0 || !(sx.stx_mask & STATX_DIOALIGN) ||
-	    !sx.stx_dio_offset_align || !sx.stx_dio_mem_align)
-		return;
-	align = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align : sx.stx_dio_mem_align;
-	/* the chunks start on huge-page boundaries and are whole MiB: any alignment up to that fits */
-	if (align & (align - 1) || align > CHUNK_BYTES)
+	align = dio_align(cp->dst.fd);
+	if (!align)
 		return;
 	/* it may still refuse it: then nothing changes */
 	fl = fcntl(cp->dst.fd, F_GETFL);
